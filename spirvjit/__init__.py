@@ -1,0 +1,56 @@
+"""spirvjit: compile compute kernels once to SPIR-V, JIT them for the device present.
+
+Public API::
+
+    prog = spirvjit.compile_opencl(source, options=["-cl-std=CL3.0"])
+    prog = spirvjit.load_spirv(path_or_bytes, spec_constants={1: 4})
+    prog.kernel("saxpy")(y, x, np.float32(2), global_size=n)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from .backends.cpu.launcher import LocalMemory
+from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
+from .program import Kernel, Program
+
+__all__ = [
+    "BinaryFormatError",
+    "CompileError",
+    "Kernel",
+    "LaunchError",
+    "LocalMemory",
+    "Program",
+    "SpirvError",
+    "SpirvJitError",
+    "compile_opencl",
+    "load_spirv",
+]
+
+__version__ = "0.1.0"
+
+
+def compile_opencl(
+    source: str,
+    options: Sequence[str] = (),
+    *,
+    producer: str = "clang",
+    spec_constants: Mapping[int, object] | None = None,
+    filename: str = "kernel.cl",
+) -> Program:
+    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator")."""
+    from .frontend.opencl import opencl_to_spirv
+
+    spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
+    return Program(spirv, spec_constants, name=filename)
+
+
+def load_spirv(path_or_bytes: str | os.PathLike | bytes, spec_constants: Mapping[int, object] | None = None) -> Program:
+    """Loads a SPIR-V module from a file path or bytes; spec constants are set by SpecId."""
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return Program(bytes(path_or_bytes), spec_constants)
+    path = os.fspath(path_or_bytes)
+    with open(path, "rb") as f:
+        return Program(f.read(), spec_constants, name=os.path.basename(path))

@@ -1,0 +1,208 @@
+"""The host CPU's kernel ABI and the work-group functions wrapped around kernels.
+
+Every translated function takes one hidden parameter, a pointer to the
+work-item context below. The work-group function fills it and runs the kernel
+body in a loop over the group's work-items (x innermost); after inlining, the
+context lives in registers and the loop is an ordinary vectorizable loop.
+
+The runner function takes chunks of work-group indices from an atomic counter in
+the launch record, so all threads share the NDRange with no Python in between.
+
+Launch record (i64 words, written by the host)::
+
+    0..2 global size   3..5 enqueued local size   6..8 global offset
+    9..11 number of groups   12 work_dim   13 total groups   14 next group
+    (atomic)   15 groups per chunk
+
+Argument array: one pointer per kernel argument, pointing to the argument's
+bytes (a buffer's address, a scalar, a struct); a ``__local`` pointer argument
+points to its byte offset (i64) in the group's local memory.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...translate.signature import KernelSignature
+
+I8 = ir.IntType(8)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+
+LAUNCH_WORDS = 16
+_QUERY_BASE = {
+    "global_id": 0,
+    "local_id": 3,
+    "group_id": 6,
+    "global_size": 9,
+    "local_size": 12,
+    "enqueued_local_size": 15,
+    "num_groups": 18,
+    "global_offset": 21,
+    "work_dim": 24,
+}
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR])
+
+
+class CpuABI:
+    """TargetABI for the host CPU: flat memory, work-item state in a hidden context."""
+
+    def __init__(self, triple: str, data_layout: str):
+        self.triple = triple
+        self.data_layout = data_layout
+
+    def address_space(self, storage_class: int) -> int:
+        return 0
+
+    def hidden_parameters(self) -> list[ir.Type]:
+        return [PTR]
+
+    def workitem(self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int) -> ir.Value:
+        return builder.load(_context_slot(builder, hidden[0], _QUERY_BASE[name] + dim), typ=I64)
+
+    def workgroup_address(self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int) -> ir.Value:
+        base = builder.load(builder.gep(hidden[0], [_i32(0), _i32(1)], source_etype=_CONTEXT), typ=PTR)
+        return builder.gep(base, [ir.Constant(I64, offset)], source_etype=I8)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(ir.IntType(32), value)
+
+
+def _context_slot(builder: ir.IRBuilder, ctx: ir.Value, index: int) -> ir.Value:
+    return builder.gep(ctx, [_i32(0), _i32(0), _i32(index)], source_etype=_CONTEXT)
+
+
+def _launch_word(builder: ir.IRBuilder, launch: ir.Value, index: int) -> ir.Value:
+    return builder.gep(launch, [ir.Constant(I64, index)], source_etype=I64)
+
+
+class _Loop:
+    """A counted loop ``for (i = 0; i < n; ++i)`` built with an explicit phi."""
+
+    def __init__(self, builder: ir.IRBuilder, count: ir.Value, name: str):
+        self.b = builder
+        fn = builder.function
+        self.pre = builder.block
+        self.head = fn.append_basic_block(f"{name}.head")
+        self.body = fn.append_basic_block(f"{name}.body")
+        self.exit = fn.append_basic_block(f"{name}.exit")
+        builder.branch(self.head)
+        builder.position_at_end(self.head)
+        self.index = builder.phi(I64, name=name)
+        self.index.add_incoming(ir.Constant(I64, 0), self.pre)
+        builder.cbranch(builder.icmp_unsigned("<", self.index, count), self.body, self.exit)
+        builder.position_at_end(self.body)
+
+    def close(self) -> None:
+        b = self.b
+        next_index = b.add(self.index, ir.Constant(I64, 1), flags=["nuw"])
+        self.index.add_incoming(next_index, b.block)
+        b.branch(self.head)
+        b.position_at_end(self.exit)
+
+
+def emit_kernel_wrappers(
+    module: ir.Module, kernel: ir.Function, signature: KernelSignature, symbol: str
+) -> tuple[str, str]:
+    """Adds the work-group function and the runner for one kernel; returns their names."""
+    kernel.attributes.discard("noinline")
+    kernel.attributes.add("alwaysinline")
+    wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+    runner = _emit_runner(module, wg, f"{symbol}.run")
+    return wg.name, runner.name
+
+
+def _emit_workgroup_function(module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str) -> ir.Function:
+    fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I64, I64, PTR])
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = "internal"
+    args_ptr, launch, *group, local_base = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = b.alloca(_CONTEXT, name="ctx")
+    ctx.type = PTR  # opaque pointers: llvmlite's alloca is typed
+    kernel_args = _load_kernel_args(b, args_ptr, kernel, signature, local_base)
+
+    def put(index: int, value: ir.Value) -> None:
+        b.store(value, _context_slot(b, ctx, index))
+
+    def word(index: int) -> ir.Value:
+        return b.load(_launch_word(b, launch, index), typ=I64)
+
+    b.store(local_base, b.gep(ctx, [_i32(0), _i32(1)], source_etype=_CONTEXT))
+    local_sizes, starts = [], []
+    for d in range(3):
+        global_size, enqueued, offset = word(d), word(3 + d), word(6 + d)
+        first = b.mul(group[d], enqueued)
+        # The last group of a dimension may be smaller (non-uniform work-groups).
+        local_size = b.select(b.icmp_unsigned("<", b.sub(global_size, first), enqueued), b.sub(global_size, first), enqueued)
+        put(_QUERY_BASE["global_size"] + d, global_size)
+        put(_QUERY_BASE["enqueued_local_size"] + d, enqueued)
+        put(_QUERY_BASE["global_offset"] + d, offset)
+        put(_QUERY_BASE["num_groups"] + d, word(9 + d))
+        put(_QUERY_BASE["group_id"] + d, group[d])
+        put(_QUERY_BASE["local_size"] + d, local_size)
+        local_sizes.append(local_size)
+        starts.append(b.add(first, offset))
+    put(_QUERY_BASE["work_dim"], word(12))
+
+    loops = []
+    for d in (2, 1, 0):
+        loop = _Loop(b, local_sizes[d], f"l{d}")
+        put(_QUERY_BASE["local_id"] + d, loop.index)
+        put(_QUERY_BASE["global_id"] + d, b.add(starts[d], loop.index))
+        loops.append(loop)
+    b.call(kernel, [*kernel_args, ctx])
+    for loop in reversed(loops):
+        loop.close()
+    b.ret_void()
+    return fn
+
+
+def _load_kernel_args(b: ir.IRBuilder, args_ptr: ir.Value, kernel: ir.Function, signature: KernelSignature, local_base: ir.Value) -> list[ir.Value]:
+    values = []
+    for arg, param_ty in zip(signature.args, kernel.function_type.args, strict=False):
+        slot = b.load(b.gep(args_ptr, [ir.Constant(I64, arg.index)], source_etype=PTR), typ=PTR)
+        if arg.kind in ("global", "constant"):
+            values.append(b.load(slot, typ=PTR))
+        elif arg.kind == "local":
+            offset = b.load(slot, typ=I64)
+            values.append(b.gep(local_base, [offset], source_etype=I8))
+        elif arg.kind == "struct":
+            values.append(slot)  # by-value structs arrive as a pointer to their bytes
+        else:
+            values.append(b.load(slot, typ=param_ty, align=1))
+    return values
+
+
+def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR]), name)
+    args_ptr, launch, local_base = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    groups_x = b.load(_launch_word(b, launch, 9), typ=I64)
+    groups_y = b.load(_launch_word(b, launch, 10), typ=I64)
+    total = b.load(_launch_word(b, launch, 13), typ=I64)
+    chunk = b.load(_launch_word(b, launch, 15), typ=I64)
+    claim = fn.append_basic_block("claim")
+    work = fn.append_basic_block("work")
+    done = fn.append_basic_block("done")
+    b.branch(claim)
+    b.position_at_end(claim)
+    start = b.atomic_rmw("add", _launch_word(b, launch, 14), chunk, "monotonic")
+    b.cbranch(b.icmp_unsigned("<", start, total), work, done)
+    b.position_at_end(work)
+    end = b.add(start, chunk)
+    end = b.select(b.icmp_unsigned("<", end, total), end, total)
+    loop = _Loop(b, b.sub(end, start), "g")
+    index = b.add(start, loop.index)
+    gx = b.urem(index, groups_x)
+    rest = b.udiv(index, groups_x)
+    gy = b.urem(rest, groups_y)
+    gz = b.udiv(rest, groups_y)
+    b.call(wg, [args_ptr, launch, gx, gy, gz, local_base])
+    loop.close()
+    b.branch(claim)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+

@@ -1,0 +1,127 @@
+"""LLVM IR → optimized IR → host object code, and loading object code to run.
+
+Each kernel is compiled on its own (its first launch pays only for itself);
+program-scope variables that kernels write live in a separate data object
+that every kernel of the program links against, so they are shared as OpenCL
+requires.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import threading
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ...errors import CompileError
+from ...target import Target
+
+
+@functools.cache
+def target_machine(target: Target) -> llvm.TargetMachine:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm_target = llvm.Target.from_triple(target.triple)
+    return llvm_target.create_target_machine(
+        cpu=target.arch, features=target.features, opt=3, reloc="pic", codemodel="default"
+    )
+
+
+def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVariable]) -> str:
+    """The module's text with only the function ``keep`` exported and shared data declared.
+
+    Every other runner becomes internal (so the optimizer drops it), and the
+    program's mutable globals become declarations resolved from the data object.
+    """
+    saved_linkage = {}
+    for fn in module.functions:
+        if fn.name.endswith(".run") and not fn.is_declaration:
+            saved_linkage[fn] = fn.linkage
+            fn.linkage = "" if fn.name == keep else "internal"
+    saved_init = {gv: gv.initializer for gv in mutable_globals}
+    for gv in mutable_globals:
+        gv.initializer = None
+    try:
+        return str(module)
+    finally:
+        for fn, linkage in saved_linkage.items():
+            fn.linkage = linkage
+        for gv, init in saved_init.items():
+            gv.initializer = init
+
+
+def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
+    """A module that defines only the program's mutable globals."""
+    lines = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
+    for gv in mutable_globals:
+        lines.append(f"@\"{gv.name}\" = global {gv.initializer}, align {gv.align}")
+    return "\n".join(lines) + "\n"
+
+
+def parse(text: str, what: str) -> llvm.ModuleRef:
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+    except RuntimeError as exc:
+        raise CompileError(f"LLVM rejected the IR translated for {what}; this is a spirvjit bug", str(exc)) from None
+    return module
+
+
+def optimize(module: llvm.ModuleRef, target: Target) -> None:
+    """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``."""
+    tm = target_machine(target)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+
+
+def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
+    return target_machine(target).emit_object(module)
+
+
+def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
+    return target_machine(target).emit_assembly(module)
+
+
+_jit_lock = threading.Lock()
+
+
+@functools.cache
+def _lljit(target: Target) -> llvm.LLJIT:
+    # The C library and libm must be resolvable for the math calls kernels make.
+    libm = ctypes.util.find_library("m")
+    if libm:
+        llvm.load_library_permanently(libm)
+    return llvm.create_lljit_compiler(target_machine(target))
+
+
+class LoadedCode:
+    """Object code linked into this process; keeps the JIT library alive."""
+
+    def __init__(self, tracker, address: int):
+        self._tracker = tracker
+        self.address = address
+
+
+def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> object:
+    """Links the program's data object as JIT library ``name``."""
+    with _jit_lock:
+        builder = llvm.JITLibraryBuilder().add_object_img(obj)
+        for symbol in symbols:
+            builder.export_symbol(symbol)
+        return builder.link(_lljit(target), name)
+
+
+def load_kernel(target: Target, name: str, obj: bytes, symbol: str, data_library: str | None) -> LoadedCode:
+    """Links one kernel's object as JIT library ``name`` and returns its runner's address."""
+    with _jit_lock:
+        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+        if data_library:
+            builder.add_jit_library(data_library)
+        tracker = builder.export_symbol(symbol).link(_lljit(target), name)
+        return LoadedCode(tracker, tracker[symbol])

@@ -1,0 +1,129 @@
+"""OpenCL C to SPIR-V, with clang-22's SPIR-V back end or clang-15 plus the SPIR-V translator.
+
+Producers:
+
+``"clang"``
+    ``clang-22 --target=spirv64 -c -O2 -cl-std=CL3.0 [options] kernel.cl -o kernel.spv``.
+    The spirv64 target enables every OpenCL 3.0 optional feature and ``cl_khr_*``
+    extension clang knows (fp64, fp16, int64 atomics, generic address space,
+    program-scope variables), so no ``-cl-ext`` is needed.
+``"translator"``
+    ``clang-15 -target spir64 -emit-llvm -c -O2 -fno-vectorize -fno-slp-vectorize
+    -cl-std=CL3.0 [options] kernel.cl -o kernel.bc`` then
+    ``llvm-spirv-15 kernel.bc -o kernel.spv``: the Khronos translator route, kept so
+    the runtime is tested against a second, independent SPIR-V producer. The
+    vectorizers are off because clang-15's SLP vectorizer emits ``freeze``, which
+    llvm-spirv-15 cannot translate (and vectorizing across work-items is the JIT's
+    job, not the producer's).
+
+User options (``-D``, ``-I``, ``-cl-fast-relaxed-math``, ``-cl-std=...``, ...) are
+passed through unchanged after the defaults, so they win over them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Sequence
+
+from spirvjit.errors import CompileError
+from spirvjit.toolchain import require_tool
+
+PRODUCERS: tuple[str, ...] = ("clang", "translator")
+
+# Generous: a pathological kernel can take a while at -O2, but a hung compiler
+# must not hang the caller forever.
+TIMEOUT_S = 120
+
+# See the module docstring: llvm-spirv-15 cannot translate the vectorizers' `freeze`.
+_TRANSLATOR_FLAGS = ("-fno-vectorize", "-fno-slp-vectorize")
+
+_log = logging.getLogger("spirvjit")
+
+
+def opencl_to_spirv(
+    source: str,
+    options: Sequence[str] = (),
+    *,
+    producer: str = "clang",
+    filename: str = "kernel.cl",
+) -> bytes:
+    """Compile OpenCL C ``source`` to a SPIR-V module and return its bytes.
+
+    ``options`` are clang command-line options, passed through. ``filename`` is the
+    name diagnostics use (``kernel.cl:LINE:COL: error: ...``); it must be a bare file
+    name. Raises CompileError (with clang's diagnostics as ``log``) when compilation
+    fails, times out or a tool is missing; ValueError for an unknown ``producer`` or a
+    ``filename`` with a directory part; TypeError when ``options`` is a single string.
+    Warnings go to the ``spirvjit`` logger. No temporary files outlive the call.
+    """
+    if producer not in PRODUCERS:
+        raise ValueError(f"unknown producer {producer!r}; valid producers: {', '.join(PRODUCERS)}")
+    if isinstance(options, str):
+        raise TypeError("options must be a sequence of strings, e.g. ['-DN=4'], not one string")
+    if os.path.basename(filename) != filename or filename in ("", ".", ".."):
+        raise ValueError(f"filename must be a bare file name, got {filename!r}")
+    options = list(options)
+    with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
+        src = os.path.join(tmp, filename)
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(source)
+        spv = os.path.join(tmp, "out.spv")
+        if producer == "clang":
+            _compile_clang(src, spv, options, tmp)
+        else:
+            _compile_translator(src, spv, options, tmp)
+        with open(spv, "rb") as f:
+            return f.read()
+
+
+def _std_options(options: list[str]) -> list[str]:
+    """The default language standard, unless the user chose one."""
+    if any(o.startswith("-cl-std=") for o in options):
+        return []
+    return ["-cl-std=CL3.0"]
+
+
+def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
+    clang = require_tool("clang", "compiling OpenCL C to SPIR-V")
+    cmd = [clang, "--target=spirv64", "-c", "-O2", *_std_options(options), *options, src, "-o", spv]
+    _run(cmd, "compile", os.path.basename(src), tmp)
+
+
+def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> None:
+    clang15 = require_tool("clang15", "compiling OpenCL C with the translator producer")
+    translator = require_tool("llvm-spirv", "translating LLVM bitcode to SPIR-V")
+    bc = os.path.join(tmp, "out.bc")
+    cmd = [clang15, "-target", "spir64", "-emit-llvm", "-c", "-O2", *_TRANSLATOR_FLAGS]
+    cmd += _std_options(options)
+    _run([*cmd, *options, src, "-o", bc], "compile", os.path.basename(src), tmp)
+    _run([translator, bc, "-o", spv], "translate", os.path.basename(src), tmp)
+
+
+def _run(cmd: list[str], verb: str, filename: str, tmp: str) -> None:
+    """Run one tool; raise CompileError on failure or timeout, log warnings."""
+    tool = os.path.basename(cmd[0])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise CompileError(f"{tool} timed out after {TIMEOUT_S} s on {filename}") from e
+    # Diagnostics name the temporary path; show the name the caller chose instead.
+    log = proc.stderr.replace(tmp + os.sep, "")
+    if proc.returncode != 0:
+        summary = _summary(log, proc.returncode)
+        raise CompileError(f"{tool} failed to {verb} {filename}: {summary}", log)
+    if log.strip():
+        _log.warning("%s reported on %s:\n%s", tool, filename, log.rstrip())
+
+
+def _summary(log: str, returncode: int) -> str:
+    """'1 error' / '3 errors' from clang's closing line, else how the process ended."""
+    m = re.search(r"^(\d+ errors?) generated", log, re.MULTILINE)
+    if m:
+        return m.group(1)
+    if returncode < 0:
+        return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"

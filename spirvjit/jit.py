@@ -1,0 +1,89 @@
+"""The first-launch pipeline: SPIR-V → LLVM IR → optimized IR → object → loaded code.
+
+The stages are plain functions run in order; timing, logging
+(SPIRVJIT_DEBUG) and dumping (SPIRVJIT_DUMP) wrap them from outside.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import config
+from .backends.cpu import abi as cpu_abi
+from .backends.cpu import codegen
+from .spirv.module import Module
+from .target import Target
+from .translate.module import Translation, translate
+
+log = logging.getLogger("spirvjit")
+
+_FILE_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent per stage of one JIT, in pipeline order."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def run(self, name: str, fn: Callable, *args):
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in self.seconds.items())
+        return f"{self.total * 1e3:.1f} ms ({parts})"
+
+
+def translate_program(module: Module, target: Target, spec_constants: dict, prefix: str) -> Translation:
+    """Translates the module once per program and wraps every kernel for the CPU."""
+    tm = codegen.target_machine(target)
+    abi = cpu_abi.CpuABI(target.triple, str(tm.target_data))
+    translation = translate(module, abi, spec_constants, prefix)
+    for index, (name, fn) in enumerate(translation.kernel_functions.items()):
+        cpu_abi.emit_kernel_wrappers(translation.module, fn, translation.kernels[name], f"{prefix}.k{index}")
+    return translation
+
+
+def runner_symbol(translation: Translation, prefix: str, kernel: str) -> str:
+    index = list(translation.kernel_functions).index(kernel)
+    return f"{prefix}.k{index}.run"
+
+
+def compile_kernel(translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes) -> bytes:
+    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set."""
+    text = times.run("llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals)
+    llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
+    times.run("opt", codegen.optimize, llmod, target)
+    obj = times.run("obj", codegen.emit_object, llmod, target)
+    directory = config.dump_dir()
+    if directory is not None and dump_as:
+        dump(directory, dump_as, {"ll": text, "opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)})
+    return obj
+
+
+def dump(directory: Path, kernel: str, files: dict[str, str | bytes]) -> None:
+    """Writes ``<kernel>.<suffix>`` files; a dump failure is logged, never raised."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        stem = _FILE_SAFE.sub("_", kernel)
+        for suffix, content in files.items():
+            path = directory / f"{stem}.{suffix}"
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
+    except OSError as exc:
+        log.warning("spirvjit: cannot write stage dumps to %s: %s", directory, exc)

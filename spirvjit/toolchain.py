@@ -1,0 +1,99 @@
+"""Finding the external tools spirvjit drives (clang, the SPIR-V translator, SPIRV-Tools, lld).
+
+Tools are looked up by *logical* name so callers never hard-code a version suffix.
+For each name the search order is: the environment override ``SPIRVJIT_<NAME>``
+(``-`` and ``.`` become ``_``: ``SPIRVJIT_CLANG``, ``SPIRVJIT_LLVM_SPIRV``,
+``SPIRVJIT_LD_LLD``), then the versioned command on ``PATH``, then Debian's
+versioned install directory, then the unversioned command where that is safe.
+
+Results are cached for the life of the process; call ``find_tool.cache_clear()``
+after changing the environment (tests do).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+
+from spirvjit.errors import CompileError
+
+# Candidates in search order. The versions are pinned because the SPIR-V that
+# clang-22 emits and the LLVM IR llvmlite (LLVM 22) reads must agree, and
+# llvm-spirv-15 only accepts clang-15's bitcode.
+_CANDIDATES: dict[str, tuple[str, ...]] = {
+    "clang": ("clang-22", "/usr/lib/llvm-22/bin/clang"),
+    "clang15": ("clang-15", "/usr/lib/llvm-15/bin/clang"),
+    "llvm-spirv": ("llvm-spirv-15", "/usr/lib/llvm-15/bin/llvm-spirv", "llvm-spirv"),
+    "spirv-val": ("spirv-val",),
+    "spirv-as": ("spirv-as",),
+    "spirv-dis": ("spirv-dis",),
+    "ld.lld": ("ld.lld-22", "/usr/lib/llvm-22/bin/ld.lld", "ld.lld"),
+    "ptxas": ("ptxas", "/usr/local/cuda/bin/ptxas"),
+}
+
+# Where each tool comes from, for the error message when it is missing.
+_PACKAGES: dict[str, str] = {
+    "clang": "clang-22",
+    "clang15": "clang-15",
+    "llvm-spirv": "llvm-spirv-15",
+    "spirv-val": "spirv-tools",
+    "spirv-as": "spirv-tools",
+    "spirv-dis": "spirv-tools",
+    "ld.lld": "lld-22",
+    "ptxas": "nvidia-cuda-toolkit",
+}
+
+TOOL_NAMES: tuple[str, ...] = tuple(_CANDIDATES)
+
+
+def env_var(name: str) -> str:
+    """Return the environment variable that overrides the tool ``name``."""
+    return "SPIRVJIT_" + name.upper().replace("-", "_").replace(".", "_")
+
+
+def _check_name(name: str) -> None:
+    if name not in _CANDIDATES:
+        raise ValueError(f"unknown tool {name!r}; known tools: {', '.join(TOOL_NAMES)}")
+
+
+@functools.cache
+def find_tool(name: str) -> str | None:
+    """Return the absolute path of the tool ``name``, or None when it is not installed.
+
+    ``name`` is a logical name from ``TOOL_NAMES`` (ValueError otherwise). When the
+    override variable is set it alone decides: a value that does not resolve to an
+    executable gives None rather than silently falling back to another version.
+    """
+    _check_name(name)
+    override = os.environ.get(env_var(name))
+    if override:
+        path = shutil.which(override)
+        return os.path.abspath(path) if path else None
+    for candidate in _CANDIDATES[name]:
+        path = shutil.which(candidate)
+        if path:
+            return os.path.abspath(path)
+    return None
+
+
+def require_tool(name: str, purpose: str) -> str:
+    """Return the path of the tool ``name``; raise CompileError saying how to get it if missing.
+
+    ``purpose`` completes the sentence "needed for ..." (e.g. "compiling OpenCL C to
+    SPIR-V").
+    """
+    path = find_tool(name)
+    if path is not None:
+        return path
+    var = env_var(name)
+    override = os.environ.get(var)
+    if override:
+        raise CompileError(
+            f"{var}={override!r} is not an executable; {name} is needed for {purpose}",
+        )
+    tried = ", ".join(_CANDIDATES[name])
+    raise CompileError(
+        f"{name} not found (tried {tried}); it is needed for {purpose}. "
+        f"Install it with `apt-get install {_PACKAGES[name]}` or set {var} to its path.",
+    )

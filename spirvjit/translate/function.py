@@ -1,0 +1,239 @@
+"""Translation of one SPIR-V function body into an LLVM function.
+
+Blocks are created first, then filled in module order (SPIR-V puts dominators
+before the blocks they dominate, so every operand but a phi's is already
+translated), then phi incomings are patched. Instruction handlers live in the
+``ops_*`` modules and register themselves by opname in ``HANDLERS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ..errors import SpirvError
+from ..spirv.grammar import Decoration, FPFastMathMode
+from ..spirv.module import Function, Instruction
+from .builtins import WorkItem
+
+if TYPE_CHECKING:
+    from .module import ModuleTranslator
+
+Handler = Callable[["FunctionTranslator", Instruction], "ir.Value | None"]
+HANDLERS: dict[str, Handler] = {}
+
+# Instructions that carry no meaning for code generation.
+IGNORED = frozenset(
+    {
+        "OpNop",
+        "OpLine",
+        "OpNoLine",
+        "OpSelectionMerge",
+        "OpLoopMerge",
+        "OpLifetimeStart",
+        "OpLifetimeStop",
+        "OpAssumeTrueKHR",
+        "OpModuleProcessed",
+        "OpName",
+        "OpMemberName",
+        "OpString",
+        "OpSource",
+        "OpSourceContinued",
+        "OpSourceExtension",
+    }
+)
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+
+_FAST_MATH_FLAGS = (
+    (FPFastMathMode.NotNaN, "nnan"),
+    (FPFastMathMode.NotInf, "ninf"),
+    (FPFastMathMode.NSZ, "nsz"),
+    (FPFastMathMode.AllowRecip, "arcp"),
+    (FPFastMathMode.Fast, "fast"),
+)
+
+
+def handles(*opnames: str) -> Callable[[Handler], Handler]:
+    """Registers a handler for the given opnames."""
+
+    def register(fn: Handler) -> Handler:
+        for name in opnames:
+            HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+class BuiltinPointer:
+    """A pointer to a BuiltIn Input variable (or one of its lanes), resolved at OpLoad."""
+
+    def __init__(self, builtin: str, lane: ir.Value | int | None = None):
+        self.builtin = builtin
+        self.lane = lane
+
+
+class FunctionTranslator:
+    def __init__(self, mt: ModuleTranslator, fn: Function, llfn: ir.Function):
+        self.mt = mt
+        self.fn = fn
+        self.llfn = llfn
+        self.types = mt.types
+        self.module = mt.module
+        self.values: dict[int, object] = {}
+        self.blocks: dict[int, ir.Block] = {}
+        self.block_ends: dict[int, ir.Block] = {}
+        self.phis: list[tuple[ir.PhiInstr, Instruction]] = []
+        n_params = len(fn.parameters)
+        self.hidden = list(llfn.args[n_params:])
+        for param, arg in zip(fn.parameters, llfn.args, strict=False):
+            arg.name = self._llvm_name(param.result_id)
+            self.values[param.result_id] = arg
+        self.alloca_block = llfn.append_basic_block("entry")
+        self.b = ir.IRBuilder(self.alloca_block)
+        self.alloca_builder = ir.IRBuilder(self.alloca_block)
+        self.workitem = WorkItem(mt.abi, self.b, self.hidden)
+        self.current: Instruction | None = None
+
+    # -- driving -----------------------------------------------------------------------
+
+    def translate(self) -> None:
+        for block in self.fn.blocks:
+            self.blocks[block.label_id] = self.llfn.append_basic_block(self._llvm_name(block.label_id))
+        self.alloca_builder.position_at_end(self.alloca_block)
+        for block in self.fn.blocks:
+            self.b.position_at_end(self.blocks[block.label_id])
+            for inst in block.instructions:
+                self.current = inst
+                self._translate(inst)
+            self.block_ends[block.label_id] = self.b.block
+        self._patch_phis()
+        # The alloca block falls through to the SPIR-V entry block.
+        self.alloca_builder.position_at_end(self.alloca_block)
+        self.alloca_builder.branch(self.blocks[self.fn.blocks[0].label_id])
+
+    def _translate(self, inst: Instruction) -> None:
+        name = inst.opname
+        if name in IGNORED:
+            return
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise self.error(f"{name} is not supported by spirvjit's translator")
+        try:
+            result = handler(self, inst)
+        except SpirvError:
+            raise
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, AssertionError) as exc:
+            # llvmlite rejects ill-typed IR with these; report the SPIR-V instruction.
+            raise self.error(f"operands do not fit this instruction ({type(exc).__name__}: {exc})") from None
+        if inst.result_id is not None and result is not None:
+            if isinstance(result, ir.NamedValue) and not result.name:
+                result.name = self._llvm_name(inst.result_id)
+            self.values[inst.result_id] = result
+
+    def _patch_phis(self) -> None:
+        for phi, inst in self.phis:
+            ops = inst.operands
+            for value_id, label in zip(ops[0::2], ops[1::2], strict=True):
+                if label not in self.block_ends:
+                    raise SpirvError(f"OpPhi names %{label}, which is not a block of this function", inst.offset, inst.opname)
+                phi.add_incoming(self.value(value_id), self.block_ends[label])
+
+    # -- values and types ----------------------------------------------------------
+
+    def error(self, message: str) -> SpirvError:
+        inst = self.current
+        fn_name = self.module.name_of(self.fn.id)
+        return SpirvError(f"in function {fn_name}: {message}", inst.offset if inst else None, inst.opname if inst else None)
+
+    def value(self, value_id: int) -> ir.Value:
+        found = self.values.get(value_id)
+        if found is not None:
+            return found
+        inst = self.module.defs.get(value_id)
+        if inst is None:
+            raise self.error(f"%{value_id} is not defined")
+        if inst.opname == "OpVariable" and self.mt.is_builtin_variable(value_id):
+            return BuiltinPointer(self.mt.builtin_of(value_id))
+        if inst.opname == "OpVariable" and value_id in self.mt.workgroup_offsets:
+            address = self.values[value_id] = self.mt.workgroup_variable(self, value_id)
+            return address
+        if inst.opname == "OpFunction":
+            raise self.error(f"function %{value_id} is used as a value; function pointers are not supported")
+        return self.mt.constants.value(value_id)
+
+    def type_of(self, value_id: int) -> int:
+        """The SPIR-V type id of a value id."""
+        inst = self.module.defs.get(value_id)
+        if inst is None or inst.result_type is None:
+            raise self.error(f"%{value_id} has no type")
+        return inst.result_type
+
+    def llvm_type(self, type_id: int) -> ir.Type:
+        return self.types.llvm(type_id)
+
+    def constant(self, ty: ir.Type, value: int | float) -> ir.Constant:
+        """A constant of ``ty`` with every lane equal to ``value``."""
+        if isinstance(ty, ir.VectorType):
+            return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+        return ir.Constant(ty, value)
+
+    def splat(self, value: ir.Value, ty: ir.Type) -> ir.Value:
+        """``value`` broadcast to the vector type ``ty`` (unchanged when ``ty`` is scalar)."""
+        if not isinstance(ty, ir.VectorType) or isinstance(value.type, ir.VectorType):
+            return value
+        if isinstance(value, ir.Constant):
+            return ir.Constant(ty, [value] * ty.count)
+        one = self.b.insert_element(ir.Constant(ir.VectorType(value.type, 1), ir.Undefined), value, ir.Constant(I32, 0))
+        return self.b.shuffle_vector(one, one, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count))
+
+    def decorated(self, value_id: int, decoration: int) -> list:
+        return self.module.decorations_of(value_id, decoration)
+
+    def fast_math(self, inst: Instruction) -> tuple[str, ...]:
+        """The LLVM fast-math flags of ``inst``'s FPFastMathMode decoration."""
+        flags: list[str] = []
+        for deco in self.decorated(inst.result_id, Decoration.FPFastMathMode):
+            mask = deco.operands[0]
+            flags += [name for bit, name in _FAST_MATH_FLAGS if mask & bit]
+            if mask & FPFastMathMode.AllowContract:
+                flags.append("contract")
+            if mask & FPFastMathMode.AllowReassoc:
+                flags.append("reassoc")
+        return tuple(dict.fromkeys(flags))
+
+    def alloca(self, ty: ir.Type, name: str = "", align: int | None = None) -> ir.Value:
+        ptr = self.alloca_builder.alloca(ty, name=name)
+        ptr.type = ir.PointerType()  # opaque pointers: llvmlite's alloca is typed
+        if align:
+            ptr.align = align
+        return ptr
+
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+        """Calls the LLVM intrinsic or C function ``name``, declaring it on first use."""
+        fn = self.mt.declare(name, ir.FunctionType(ret, [a.type for a in args]))
+        return self.b.call(fn, args)
+
+    def _llvm_name(self, value_id: int) -> str:
+        name = self.module.names.get(value_id)
+        return f"{name}.{value_id}" if name else f"v{value_id}"
+
+
+def overload_suffix(ty: ir.Type) -> str:
+    """The type suffix LLVM intrinsics use: f32, v4f32, i64, v2i8, ..."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{overload_suffix(ty.element)}"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    if isinstance(ty, ir.HalfType):
+        return "f16"
+    if isinstance(ty, ir.FloatType):
+        return "f32"
+    if isinstance(ty, ir.DoubleType):
+        return "f64"
+    if isinstance(ty, ir.PointerType):
+        return f"p{ty.addrspace}"
+    raise TypeError(f"no intrinsic suffix for {ty}")

@@ -1,0 +1,270 @@
+"""Translation of a whole SPIR-V module into one LLVM module.
+
+Every function with a body becomes an internal LLVM function that takes the
+backend's hidden parameters after its own. Entry points are left for the
+backend to wrap (the CPU backend builds work-group functions around them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ..errors import SpirvError
+from ..spirv.grammar import (
+    AddressingModel,
+    Decoration,
+    ExecutionMode,
+    ExecutionModel,
+    FunctionControl,
+    FunctionParameterAttribute,
+    LinkageType,
+    StorageClass,
+)
+from ..spirv.module import Instruction, Module
+from . import ops_arith, ops_control, ops_convert, ops_memory, opencl_std  # noqa: F401  (register handlers)
+from .abi import TargetABI
+from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
+from .constants import ConstantTable
+from .function import FunctionTranslator
+from .signature import KernelArg, KernelSignature
+from .types import TypeTable
+
+_NAME_SAFE = re.compile(r"[^A-Za-z0-9_.]")
+
+
+@dataclass
+class Translation:
+    """The result of translating a module: LLVM IR plus what the host needs."""
+
+    module: ir.Module
+    kernels: dict[str, KernelSignature]
+    kernel_functions: dict[str, ir.Function]
+    # Program-scope variables the kernels write: one instance per program, shared by its kernels.
+    mutable_globals: list[ir.GlobalVariable]
+
+
+class ModuleTranslator:
+    def __init__(
+        self,
+        module: Module,
+        abi: TargetABI,
+        spec_constants: dict[int, object] | None = None,
+        symbol_prefix: str = "spirvjit",
+    ):
+        self.module = module
+        self.symbol_prefix = symbol_prefix
+        self.mutable_globals: list[ir.GlobalVariable] = []
+        self.abi = abi
+        self.target_data = llvm.create_target_data(abi.data_layout)
+        self.llmodule = ir.Module(name="spirvjit")
+        self.llmodule.triple = abi.triple
+        self.llmodule.data_layout = abi.data_layout
+        self.types = TypeTable(module, abi.address_space, lambda i: self.constants.int_value(i))
+        self.constants = ConstantTable(module, self.types, spec_constants or {}, self._global)
+        self.functions: dict[int, ir.Function] = {}
+        self._globals: dict[int, ir.Value] = {}
+        self.workgroup_offsets: dict[int, int] = {}
+        self.static_local_bytes = 0
+        self._check_module(spec_constants or {})
+
+    # -- checks ----------------------------------------------------------------------
+
+    def _check_module(self, spec_constants: dict[int, object]) -> None:
+        if self.module.addressing_model == AddressingModel.Logical:
+            raise SpirvError("Logical addressing (a shader module) is not supported; spirvjit runs OpenCL kernels")
+        known = {
+            d.operands[0]
+            for decos in self.module.decorations.values()
+            for d in decos
+            if d.decoration == Decoration.SpecId
+        }
+        unknown = sorted(set(spec_constants) - known)
+        if unknown:
+            have = ", ".join(map(str, sorted(known))) or "none"
+            raise SpirvError(f"spec constant id(s) {unknown} are not in this module (its SpecIds: {have})")
+
+    # -- globals ---------------------------------------------------------------------
+
+    def is_builtin_variable(self, value_id: int) -> bool:
+        return bool(self.module.decorations_of(value_id, Decoration.BuiltIn))
+
+    def builtin_of(self, value_id: int) -> str:
+        from ..spirv.grammar import BuiltIn
+
+        value = self.module.decorations_of(value_id, Decoration.BuiltIn)[0].operands[0]
+        name = BuiltIn(value).name
+        if name not in VECTOR_BUILTINS and name not in SCALAR_BUILTINS:
+            raise SpirvError(f"BuiltIn {name} is not a kernel built-in spirvjit knows")
+        return name
+
+    def _global(self, inst: Instruction) -> ir.Value:
+        found = self._globals.get(inst.result_id)
+        if found is not None:
+            return found
+        storage = inst.operands[0]
+        if storage == StorageClass.Workgroup:
+            raise SpirvError("work-group variables are addressed per function", inst.offset)
+        if storage not in (StorageClass.UniformConstant, StorageClass.CrossWorkgroup):
+            raise SpirvError(
+                f"module-scope variable with storage class {StorageClass(storage).name} is not supported",
+                inst.offset,
+            )
+        pointee = self.types.spv(inst.result_type).element
+        ty = self.types.llvm(pointee)
+        constant = storage == StorageClass.UniformConstant or bool(
+            self.module.decorations_of(inst.result_id, Decoration.Constant)
+        )
+        if constant:
+            name = "g." + _NAME_SAFE.sub("_", self.module.name_of(inst.result_id).lstrip("%")) + f".{inst.result_id}"
+        else:
+            name = f"{self.symbol_prefix}.g{inst.result_id}"
+        gv = ir.GlobalVariable(self.llmodule, ty, name, addrspace=self.abi.address_space(storage))
+        gv.type = ir.PointerType(addrspace=gv.addrspace)  # opaque pointers: LLVM 22 has no others
+        gv.global_constant = constant
+        if constant:
+            gv.linkage = "internal"
+        else:
+            self.mutable_globals.append(gv)
+        align = self.module.decorations_of(inst.result_id, Decoration.Alignment)
+        gv.align = align[0].operands[0] if align else ty.get_abi_alignment(self.target_data)
+        self._globals[inst.result_id] = gv
+        if len(inst.operands) > 1:
+            gv.initializer = self.constants.value(inst.operands[1])
+        else:
+            gv.initializer = ir.Constant(ty, None)
+        return gv
+
+    def _layout_workgroup_variables(self) -> None:
+        """Static __local variables get fixed offsets in the group's local memory."""
+        offset = 0
+        for inst in self.module.globals:
+            if inst.opname == "OpVariable" and inst.operands[0] == StorageClass.Workgroup:
+                ty = self.types.llvm(self.types.spv(inst.result_type).element)
+                align = max(ty.get_abi_alignment(self.target_data), 16)
+                offset = (offset + align - 1) // align * align
+                self.workgroup_offsets[inst.result_id] = offset
+                offset += ty.get_abi_size(self.target_data)
+        self.static_local_bytes = offset
+
+    def workgroup_variable(self, translator: FunctionTranslator, value_id: int) -> ir.Value:
+        offset = self.workgroup_offsets[value_id]
+        return self.abi.workgroup_address(translator.alloca_builder, translator.hidden, offset)
+
+    # -- functions -------------------------------------------------------------------
+
+    def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        """An external function (an LLVM intrinsic or a C library function), declared once."""
+        existing = self.llmodule.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.llmodule, fnty, name)
+
+    def import_name(self, function_id: int) -> str:
+        for deco in self.module.decorations_of(function_id, Decoration.LinkageAttributes):
+            if deco.operands[-1] == LinkageType.Import:
+                return deco.operands[0]
+        return self.module.name_of(function_id)
+
+    def _declare_functions(self) -> None:
+        hidden = self.abi.hidden_parameters()
+        for fn in self.module.functions:
+            if not fn.blocks:
+                continue
+            fnty = self.types.llvm(fn.function_type)
+            fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + hidden)
+            name = "spv." + _NAME_SAFE.sub("_", self.module.name_of(fn.id).lstrip("%")) + f".{fn.id}"
+            llfn = ir.Function(self.llmodule, fnty, name)
+            llfn.linkage = "internal"
+            if fn.control & FunctionControl.DontInline:
+                llfn.attributes.add("noinline")
+            self.functions[fn.id] = llfn
+
+    def translate(self) -> Translation:
+        self._layout_workgroup_variables()
+        self._declare_functions()
+        for fn in self.module.functions:
+            if fn.blocks:
+                FunctionTranslator(self, fn, self.functions[fn.id]).translate()
+        kernels: dict[str, KernelSignature] = {}
+        kernel_functions: dict[str, ir.Function] = {}
+        for entry in self.module.entry_points:
+            if entry.execution_model != ExecutionModel.Kernel:
+                raise SpirvError(
+                    f"entry point '{entry.name}' has execution model "
+                    f"{ExecutionModel(entry.execution_model).name}; only Kernel entry points can run",
+                    entry.offset,
+                )
+            kernels[entry.name] = self._signature(entry.name, entry.function_id)
+            kernel_functions[entry.name] = self.functions[entry.function_id]
+        return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals)
+
+    def _signature(self, name: str, function_id: int) -> KernelSignature:
+        fn = self.module.function(function_id)
+        args = tuple(self._kernel_arg(i, p) for i, p in enumerate(fn.parameters))
+        required = hint = None
+        for mode in self.module.execution_modes.get(function_id, ()):
+            if mode.mode == ExecutionMode.LocalSize:
+                required = tuple(mode.operands[:3])
+            elif mode.mode == ExecutionMode.LocalSizeHint:
+                hint = tuple(mode.operands[:3])
+        return KernelSignature(name, args, required, hint, self.static_local_bytes)
+
+    def _kernel_arg(self, index: int, param: Instruction) -> KernelArg:
+        name = self.module.names.get(param.result_id, f"#{index}")
+        spv = self.types.spv(param.result_type)
+        td = self.target_data
+        if spv.kind == "pointer":
+            byval = any(
+                d.operands[0] == FunctionParameterAttribute.ByVal
+                for d in self.module.decorations_of(param.result_id, Decoration.FuncParamAttr)
+            )
+            pointee_ty = self.types.llvm(spv.element) if spv.element else ir.IntType(8)
+            if byval or spv.storage == StorageClass.Function:
+                return KernelArg(index, name, "struct", pointee_ty.get_abi_size(td), pointee_ty.get_abi_alignment(td))
+            kind = {
+                StorageClass.CrossWorkgroup: "global",
+                StorageClass.UniformConstant: "constant",
+                StorageClass.Workgroup: "local",
+            }.get(spv.storage)
+            if kind is None:
+                raise SpirvError(
+                    f"kernel parameter {name} has storage class {StorageClass(spv.storage).name}",
+                    param.offset,
+                )
+            element_kind, bits, lanes = self._element(spv.element) if spv.element else (None, 8, 1)
+            if element_kind == "int" and bits == 8 and lanes == 1:
+                element_kind = None  # char* and void* take any buffer
+            return KernelArg(
+                index, name, kind, 8, pointee_ty.get_abi_alignment(td), element_kind, bits, lanes
+            )
+        ty = self.types.llvm(param.result_type)
+        element_kind, bits, lanes = self._element(param.result_type)
+        return KernelArg(index, name, "value", ty.get_abi_size(td), ty.get_abi_alignment(td), element_kind, bits, lanes)
+
+    def _element(self, type_id: int) -> tuple[str | None, int, int]:
+        spv = self.types.spv(type_id)
+        lanes = 1
+        if spv.kind == "vector":
+            lanes = spv.count
+            spv = self.types.spv(spv.element)
+        if spv.kind in ("int", "float", "bool"):
+            return spv.kind, spv.width, lanes
+        return None, 0, lanes
+
+
+def translate(
+    module: Module,
+    abi: TargetABI,
+    spec_constants: dict[int, object] | None = None,
+    symbol_prefix: str = "spirvjit",
+) -> Translation:
+    """Translates every function and entry point of ``module`` for ``abi``.
+
+    ``symbol_prefix`` makes the names of externally visible symbols unique to
+    this program.
+    """
+    return ModuleTranslator(module, abi, spec_constants, symbol_prefix).translate()

@@ -1,0 +1,718 @@
+"""The OpenCL.std extended instruction set.
+
+Math maps to LLVM intrinsics where LLVM has one (so vector forms stay vectors
+for the vectorizer) and to the C library otherwise, lane by lane. Results are
+those of the host's libm for now; the conformant per-architecture device
+library replaces these calls behind the same instruction numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from ..spirv.grammar import OPENCL_STD_INSTRUCTIONS, FPRoundingMode, OpenCLStd
+from ..spirv.module import Instruction
+from .function import FunctionTranslator, handles, overload_suffix
+from .ops_arith import fabs, int_type_like, resize_int
+from .ops_convert import float_to_float, lane, like
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+HALF = ir.HalfType()
+FLOAT = ir.FloatType()
+
+Lowering = Callable[[FunctionTranslator, ir.Type, list[ir.Value], Instruction], "ir.Value | None"]
+LOWERINGS: dict[str, Lowering] = {}
+
+
+def lowers(*names: str) -> Callable[[Lowering], Lowering]:
+    def register(fn: Lowering) -> Lowering:
+        for name in names:
+            LOWERINGS[name] = fn
+        return fn
+
+    return register
+
+
+@handles("OpExtInst")
+def ext_inst(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
+    set_id, number = inst.operands[0], inst.operands[1]
+    set_name = t.module.ext_inst_imports.get(set_id, "")
+    if set_name.startswith("NonSemantic."):
+        return None  # debug info and other non-semantic sets change nothing
+    if set_name != "OpenCL.std":
+        raise t.error(f"extended instruction set '{set_name}' is not supported")
+    try:
+        name = OpenCLStd(number).name
+    except ValueError:
+        raise t.error(f"OpenCL.std has no instruction {number}") from None
+    lowering = LOWERINGS.get(name)
+    if lowering is None:
+        raise t.error(f"OpenCL.std {name} is not supported yet")
+    ty = t.llvm_type(inst.result_type)
+    kinds = [kind for kind, _ in OPENCL_STD_INSTRUCTIONS[number][1]]
+    # Literal operands (vloadn's n, vstore_half_r's rounding mode) stay plain ints.
+    args = [t.value(a) if kind == "IdRef" else a for a, kind in zip(inst.operands[2:], kinds, strict=False)]
+    return lowering(t, ty, args, inst)
+
+
+# -- helpers --------------------------------------------------------------------------
+
+
+def intrinsic(t: FunctionTranslator, name: str, ty: ir.Type, args: list[ir.Value]) -> ir.Value:
+    return t.intrinsic(f"llvm.{name}.{overload_suffix(ty)}", ty, args)
+
+
+def per_lane(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], scalar: Callable[..., ir.Value]) -> ir.Value:
+    """Applies ``scalar`` to each lane of the vector arguments (scalars are shared)."""
+    if not isinstance(ty, ir.VectorType):
+        return scalar(*args)
+    result = ir.Constant(ty, ir.Undefined)
+    for i in range(ty.count):
+        index = ir.Constant(I32, i)
+        lanes = [t.b.extract_element(a, index) if isinstance(a.type, ir.VectorType) else a for a in args]
+        result = t.b.insert_element(result, scalar(*lanes), index)
+    return result
+
+
+def libm(t: FunctionTranslator, name: str, ty: ir.Type, args: list[ir.Value]) -> ir.Value:
+    """Calls the C library's ``name`` (float or double flavour) lane by lane; half goes via float."""
+
+    def scalar(*lanes: ir.Value) -> ir.Value:
+        work = lane(ty)
+        promoted = isinstance(work, ir.HalfType)
+        if promoted:
+            work = FLOAT
+            lanes = tuple(t.b.fpext(x, FLOAT) if isinstance(x.type, ir.HalfType) else x for x in lanes)
+        cname = name + ("f" if isinstance(work, ir.FloatType) else "")
+        out = t.intrinsic(cname, work, list(lanes))
+        return t.b.fptrunc(out, HALF) if promoted else out
+
+    return per_lane(t, ty, args, scalar)
+
+
+def fconst(t: FunctionTranslator, ty: ir.Type, value: float) -> ir.Value:
+    return t.constant(ty, value)
+
+
+def splat_all(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value]) -> list[ir.Value]:
+    return [t.splat(a, ty) for a in args]
+
+
+# -- math with LLVM intrinsics ----------------------------------------------------------
+
+_INTRINSIC_MATH = {
+    "sqrt": "sqrt",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "exp": "exp",
+    "exp2": "exp2",
+    "exp10": "exp10",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "fabs": "fabs",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "rint",
+    "round": "round",
+    "pow": "pow",
+    "atan2": "atan2",
+    "fma": "fma",
+    "fmin": "minnum",
+    "fmax": "maxnum",
+    "fmin_common": "minnum",
+    "fmax_common": "maxnum",
+    "copysign": "copysign",
+}
+for _prefix in ("native_", "half_"):
+    for _fn in ("sqrt", "sin", "cos", "tan", "exp", "exp2", "exp10", "log", "log2", "log10"):
+        _INTRINSIC_MATH[_prefix + _fn] = _fn
+
+
+@lowers(*_INTRINSIC_MATH)
+def intrinsic_math(t, ty, args, inst):
+    return intrinsic(t, _INTRINSIC_MATH[OpenCLStd(inst.operands[1]).name], ty, splat_all(t, ty, args))
+
+
+_LIBM = ("acosh", "asinh", "atanh", "cbrt", "erf", "erfc", "expm1", "log1p", "hypot", "lgamma", "tgamma", "logb", "nextafter", "remainder")
+
+
+@lowers(*_LIBM)
+def libm_math(t, ty, args, inst):
+    return libm(t, OpenCLStd(inst.operands[1]).name, ty, args)
+
+
+@lowers("fmod")
+def fmod(t, ty, args, inst):
+    return t.b.frem(args[0], args[1])
+
+
+@lowers("rsqrt", "native_rsqrt", "half_rsqrt")
+def rsqrt(t, ty, args, inst):
+    return t.b.fdiv(fconst(t, ty, 1.0), intrinsic(t, "sqrt", ty, args))
+
+
+@lowers("native_recip", "half_recip")
+def recip(t, ty, args, inst):
+    return t.b.fdiv(fconst(t, ty, 1.0), args[0])
+
+
+@lowers("native_divide", "half_divide")
+def divide(t, ty, args, inst):
+    return t.b.fdiv(args[0], args[1])
+
+
+@lowers("mad")
+def mad(t, ty, args, inst):
+    return t.b.fadd(t.b.fmul(args[0], args[1]), args[2])
+
+
+@lowers("powr", "native_powr", "half_powr")
+def powr(t, ty, args, inst):
+    x, y = args
+    result = intrinsic(t, "pow", ty, [x, y])
+    negative = t.b.fcmp_ordered("<", x, fconst(t, ty, 0.0))
+    return t.b.select(negative, fconst(t, ty, math.nan), result)
+
+
+@lowers("pown")
+def pown(t, ty, args, inst):
+    x, n = args
+    return intrinsic(t, "pow", ty, [x, t.b.sitofp(n, ty)])
+
+
+@lowers("rootn")
+def rootn(t, ty, args, inst):
+    x, n = args
+    nf = t.b.sitofp(n, ty)
+    magnitude = intrinsic(t, "pow", ty, [fabs(t, x), t.b.fdiv(fconst(t, ty, 1.0), nf)])
+    odd = t.b.icmp_unsigned("!=", t.b.and_(n, t.constant(n.type, 1)), t.constant(n.type, 0))
+    negative = t.b.fcmp_ordered("<", x, fconst(t, ty, 0.0))
+    # x < 0 has a real root only for odd n; even n gives NaN.
+    negative_result = t.b.select(odd, t.b.fneg(magnitude), fconst(t, ty, math.nan))
+    return t.b.select(negative, negative_result, intrinsic(t, "copysign", ty, [magnitude, x]))
+
+
+@lowers("ldexp")
+def ldexp(t, ty, args, inst):
+    x, n = args
+    n = t.splat(n, like(ty, n.type)) if isinstance(ty, ir.VectorType) else n
+    return t.intrinsic(f"llvm.ldexp.{overload_suffix(ty)}.{overload_suffix(n.type)}", ty, [x, n])
+
+
+@lowers("frexp")
+def frexp(t, ty, args, inst):
+    x, exp_ptr = args
+    ity = like(ty, I32)
+    pair = t.intrinsic(f"llvm.frexp.{overload_suffix(ty)}.{overload_suffix(ity)}", ir.LiteralStructType([ty, ity]), [x])
+    t.b.store(t.b.extract_value(pair, 1), exp_ptr)
+    return t.b.extract_value(pair, 0)
+
+
+@lowers("ilogb")
+def ilogb(t, ty, args, inst):
+    (x,) = args
+
+    def scalar(v):
+        if isinstance(v.type, ir.HalfType):
+            v = t.b.fpext(v, FLOAT)
+        name = "ilogbf" if isinstance(v.type, ir.FloatType) else "ilogb"
+        return t.intrinsic(name, I32, [v])
+
+    return per_lane(t, ty, [x], scalar)
+
+
+@lowers("fract")
+def fract(t, ty, args, inst):
+    x, iptr = args
+    fl = intrinsic(t, "floor", ty, [x])
+    largest_below_one = {ir.HalfType: 0.99951171875, ir.FloatType: 1 - 2.0**-24, ir.DoubleType: 1 - 2.0**-53}
+    frac = intrinsic(t, "minnum", ty, [t.b.fsub(x, fl), fconst(t, ty, largest_below_one[type(lane(ty))])])
+    is_inf = t.b.fcmp_ordered("==", fabs(t, x), fconst(t, ty, math.inf))
+    frac = t.b.select(is_inf, intrinsic(t, "copysign", ty, [fconst(t, ty, 0.0), x]), frac)
+    frac = t.b.select(t.b.fcmp_unordered("uno", x, x), x, frac)
+    t.b.store(fl, iptr)
+    return frac
+
+
+@lowers("modf")
+def modf(t, ty, args, inst):
+    x, iptr = args
+    whole = intrinsic(t, "trunc", ty, [x])
+    t.b.store(whole, iptr)
+    is_inf = t.b.fcmp_ordered("==", fabs(t, x), fconst(t, ty, math.inf))
+    frac = t.b.select(is_inf, fconst(t, ty, 0.0), t.b.fsub(x, whole))
+    return intrinsic(t, "copysign", ty, [frac, x])
+
+
+@lowers("sincos")
+def sincos(t, ty, args, inst):
+    x, cos_ptr = args
+    t.b.store(intrinsic(t, "cos", ty, [x]), cos_ptr)
+    return intrinsic(t, "sin", ty, [x])
+
+
+def _with_int_out(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], out: ir.Value, cname: str) -> ir.Value:
+    """Calls a libm function that returns an int through a pointer, lane by lane."""
+    slot = t.alloca(I32)
+    out_lanes = []
+
+    def scalar(*lanes):
+        promoted = isinstance(lanes[0].type, ir.HalfType)
+        work = [t.b.fpext(v, FLOAT) for v in lanes] if promoted else list(lanes)
+        name = cname + ("f" if isinstance(work[0].type, ir.FloatType) else "")
+        result = t.intrinsic(name, work[0].type, [*work, slot])
+        out_lanes.append(t.b.load(slot, typ=I32))
+        return t.b.fptrunc(result, HALF) if promoted else result
+
+    result = per_lane(t, ty, args, scalar)
+    if isinstance(ty, ir.VectorType):
+        packed = ir.Constant(like(ty, I32), ir.Undefined)
+        for i, value in enumerate(out_lanes):
+            packed = t.b.insert_element(packed, value, ir.Constant(I32, i))
+        t.b.store(packed, out)
+    else:
+        t.b.store(out_lanes[0], out)
+    return result
+
+
+@lowers("remquo")
+def remquo(t, ty, args, inst):
+    return _with_int_out(t, ty, args[:2], args[2], "remquo")
+
+
+@lowers("lgamma_r")
+def lgamma_r(t, ty, args, inst):
+    return _with_int_out(t, ty, args[:1], args[1], "lgamma_r")
+
+
+@lowers("nan")
+def nan(t, ty, args, inst):
+    (code,) = args
+    ity = int_type_like(ty)
+    width = lane(ity).width
+    mantissa = {16: 10, 32: 23, 64: 52}[width]
+    code = resize_int(t, code, ity, signed=False)
+    quiet = t.constant(ity, ((1 << (width - 1 - mantissa)) - 1) << mantissa | 1 << (mantissa - 1))
+    payload = t.b.and_(code, t.constant(ity, (1 << mantissa) - 1))
+    return t.b.bitcast(t.b.or_(quiet, payload), ty)
+
+
+def _scaled_pi(t, ty, name, args, period_fn):
+    (x,) = args
+    reduced = period_fn(x)
+    return intrinsic(t, name, ty, [t.b.fmul(reduced, fconst(t, ty, math.pi))])
+
+
+@lowers("sinpi", "cospi")
+def sinpi_cospi(t, ty, args, inst):
+    # Reduce x exactly to [-1, 1] first: pi*x loses accuracy for large x.
+    name = OpenCLStd(inst.operands[1]).name[:3]
+
+    def reduce(x):
+        return t.b.fsub(x, t.b.fmul(fconst(t, ty, 2.0), intrinsic(t, "rint", ty, [t.b.fmul(x, fconst(t, ty, 0.5))])))
+
+    return _scaled_pi(t, ty, name, args, reduce)
+
+
+@lowers("tanpi")
+def tanpi(t, ty, args, inst):
+    def reduce(x):
+        return t.b.fsub(x, intrinsic(t, "rint", ty, [x]))
+
+    return _scaled_pi(t, ty, "tan", args, reduce)
+
+
+@lowers("asinpi", "acospi", "atanpi")
+def inverse_pi(t, ty, args, inst):
+    name = OpenCLStd(inst.operands[1]).name[:4]
+    return t.b.fdiv(intrinsic(t, name, ty, args), fconst(t, ty, math.pi))
+
+
+@lowers("atan2pi")
+def atan2pi(t, ty, args, inst):
+    return t.b.fdiv(intrinsic(t, "atan2", ty, args), fconst(t, ty, math.pi))
+
+
+@lowers("fdim")
+def fdim(t, ty, args, inst):
+    x, y = args
+    result = t.b.select(t.b.fcmp_ordered(">", x, y), t.b.fsub(x, y), fconst(t, ty, 0.0))
+    either_nan = t.b.fcmp_unordered("uno", x, y)
+    return t.b.select(either_nan, t.b.fadd(x, y), result)
+
+
+@lowers("maxmag", "minmag")
+def maxmag_minmag(t, ty, args, inst):
+    x, y = args
+    ax, ay = fabs(t, x), fabs(t, y)
+    bigger = OpenCLStd(inst.operands[1]).name == "maxmag"
+    op = ">" if bigger else "<"
+    tie = intrinsic(t, "maxnum" if bigger else "minnum", ty, [x, y])
+    return t.b.select(t.b.fcmp_ordered(op, ax, ay), x, t.b.select(t.b.fcmp_ordered(op, ay, ax), y, tie))
+
+
+# -- common functions --------------------------------------------------------------------
+
+
+@lowers("fclamp")
+def fclamp(t, ty, args, inst):
+    x, lo, hi = splat_all(t, ty, args)
+    return intrinsic(t, "minnum", ty, [intrinsic(t, "maxnum", ty, [x, lo]), hi])
+
+
+@lowers("degrees", "radians")
+def degrees_radians(t, ty, args, inst):
+    factor = 180.0 / math.pi if OpenCLStd(inst.operands[1]).name == "degrees" else math.pi / 180.0
+    return t.b.fmul(args[0], fconst(t, ty, factor))
+
+
+@lowers("mix")
+def mix(t, ty, args, inst):
+    x, y, a = splat_all(t, ty, args)
+    return t.b.fadd(x, t.b.fmul(t.b.fsub(y, x), a))
+
+
+@lowers("step")
+def step(t, ty, args, inst):
+    edge, x = splat_all(t, ty, args)
+    return t.b.select(t.b.fcmp_ordered("<", x, edge), fconst(t, ty, 0.0), fconst(t, ty, 1.0))
+
+
+@lowers("smoothstep")
+def smoothstep(t, ty, args, inst):
+    e0, e1, x = splat_all(t, ty, args)
+    s = t.b.fdiv(t.b.fsub(x, e0), t.b.fsub(e1, e0))
+    s = intrinsic(t, "minnum", ty, [intrinsic(t, "maxnum", ty, [s, fconst(t, ty, 0.0)]), fconst(t, ty, 1.0)])
+    return t.b.fmul(t.b.fmul(s, s), t.b.fsub(fconst(t, ty, 3.0), t.b.fmul(fconst(t, ty, 2.0), s)))
+
+
+@lowers("sign")
+def sign(t, ty, args, inst):
+    (x,) = args
+    result = t.b.select(t.b.fcmp_ordered(">", x, fconst(t, ty, 0.0)), fconst(t, ty, 1.0), x)
+    result = t.b.select(t.b.fcmp_ordered("<", x, fconst(t, ty, 0.0)), fconst(t, ty, -1.0), result)
+    return t.b.select(t.b.fcmp_unordered("uno", x, x), fconst(t, ty, 0.0), result)
+
+
+# -- geometric functions -----------------------------------------------------------------
+
+
+def _dot(t: FunctionTranslator, a: ir.Value, b: ir.Value) -> ir.Value:
+    if not isinstance(a.type, ir.VectorType):
+        return t.b.fmul(a, b)
+    products = t.b.fmul(a, b)
+    total = t.b.extract_element(products, ir.Constant(I32, 0))
+    for i in range(1, a.type.count):
+        total = t.b.fadd(total, t.b.extract_element(products, ir.Constant(I32, i)))
+    return total
+
+
+@lowers("length", "fast_length")
+def length(t, ty, args, inst):
+    return intrinsic(t, "sqrt", ty, [_dot(t, args[0], args[0])])
+
+
+@lowers("distance", "fast_distance")
+def distance(t, ty, args, inst):
+    d = t.b.fsub(args[0], args[1])
+    return intrinsic(t, "sqrt", ty, [_dot(t, d, d)])
+
+
+@lowers("normalize", "fast_normalize")
+def normalize(t, ty, args, inst):
+    (x,) = args
+    norm = intrinsic(t, "sqrt", lane(ty), [_dot(t, x, x)])
+    scaled = t.b.fdiv(x, t.splat(norm, ty))
+    is_zero = t.b.fcmp_ordered("==", norm, ir.Constant(lane(ty), 0.0))
+    return t.b.select(is_zero, x, scaled)
+
+
+@lowers("cross")
+def cross(t, ty, args, inst):
+    a, b = args
+
+    def at(v, i):
+        return t.b.extract_element(v, ir.Constant(I32, i))
+
+    parts = [
+        t.b.fsub(t.b.fmul(at(a, 1), at(b, 2)), t.b.fmul(at(a, 2), at(b, 1))),
+        t.b.fsub(t.b.fmul(at(a, 2), at(b, 0)), t.b.fmul(at(a, 0), at(b, 2))),
+        t.b.fsub(t.b.fmul(at(a, 0), at(b, 1)), t.b.fmul(at(a, 1), at(b, 0))),
+    ]
+    result = ir.Constant(ty, [ir.Constant(ty.element, 0.0)] * ty.count)
+    for i, part in enumerate(parts):
+        result = t.b.insert_element(result, part, ir.Constant(I32, i))
+    return result
+
+
+# -- integer functions -------------------------------------------------------------------
+
+
+def _signed_name(name: str) -> bool:
+    return name.startswith("s_")
+
+
+@lowers("s_abs", "u_abs")
+def int_abs(t, ty, args, inst):
+    (x,) = args
+    if OpenCLStd(inst.operands[1]).name == "u_abs":
+        return x
+    negative = t.b.icmp_signed("<", x, t.constant(x.type, 0))
+    return t.b.select(negative, t.b.sub(t.constant(x.type, 0), x), x)
+
+
+@lowers("s_abs_diff", "u_abs_diff")
+def abs_diff(t, ty, args, inst):
+    x, y = args
+    cmp = t.b.icmp_signed if _signed_name(OpenCLStd(inst.operands[1]).name) else t.b.icmp_unsigned
+    return t.b.select(cmp(">", x, y), t.b.sub(x, y), t.b.sub(y, x))
+
+
+@lowers("s_add_sat", "u_add_sat", "s_sub_sat", "u_sub_sat")
+def add_sub_sat(t, ty, args, inst):
+    name = OpenCLStd(inst.operands[1]).name
+    op = ("s" if name[0] == "s" else "u") + ("add" if "add" in name else "sub")
+    return intrinsic(t, f"{op}.sat", ty, args)
+
+
+@lowers("s_hadd", "u_hadd", "s_rhadd", "u_rhadd")
+def hadd(t, ty, args, inst):
+    x, y = args
+    name = OpenCLStd(inst.operands[1]).name
+    one = t.constant(ty, 1)
+    shift = t.b.ashr if name[0] == "s" else t.b.lshr
+    base = t.b.add(shift(x, one), shift(y, one))
+    carry = t.b.or_(x, y) if "rhadd" in name else t.b.and_(x, y)
+    return t.b.add(base, t.b.and_(carry, one))
+
+
+@lowers("s_clamp", "u_clamp")
+def int_clamp(t, ty, args, inst):
+    x, lo, hi = splat_all(t, ty, args)
+    s = "s" if OpenCLStd(inst.operands[1]).name[0] == "s" else "u"
+    return intrinsic(t, f"{s}min", ty, [intrinsic(t, f"{s}max", ty, [x, lo]), hi])
+
+
+@lowers("s_max", "u_max", "s_min", "u_min")
+def int_min_max(t, ty, args, inst):
+    name = OpenCLStd(inst.operands[1]).name
+    return intrinsic(t, name[0] + name[2:], ty, splat_all(t, ty, args))
+
+
+@lowers("clz", "ctz")
+def count_zeros(t, ty, args, inst):
+    name = "ctlz" if OpenCLStd(inst.operands[1]).name == "clz" else "cttz"
+    return intrinsic(t, name, ty, [args[0], ir.Constant(I1, 0)])
+
+
+@lowers("popcount")
+def popcount(t, ty, args, inst):
+    return intrinsic(t, "ctpop", ty, args)
+
+
+@lowers("rotate")
+def rotate(t, ty, args, inst):
+    x, n = args
+    return intrinsic(t, "fshl", ty, [x, x, n])
+
+
+def _widened(t: FunctionTranslator, ty: ir.Type) -> ir.Type:
+    return like(ty, ir.IntType(lane(ty).width * 2))
+
+
+def mul_hi_value(t: FunctionTranslator, ty: ir.Type, x: ir.Value, y: ir.Value, signed: bool) -> ir.Value:
+    wide = _widened(t, ty)
+    ext = t.b.sext if signed else t.b.zext
+    product = t.b.mul(ext(x, wide), ext(y, wide))
+    return t.b.trunc(t.b.lshr(product, t.constant(wide, lane(ty).width)), ty)
+
+
+@lowers("s_mul_hi", "u_mul_hi")
+def mul_hi(t, ty, args, inst):
+    return mul_hi_value(t, ty, args[0], args[1], OpenCLStd(inst.operands[1]).name[0] == "s")
+
+
+@lowers("s_mad_hi", "u_mad_hi")
+def mad_hi(t, ty, args, inst):
+    return t.b.add(mul_hi_value(t, ty, args[0], args[1], OpenCLStd(inst.operands[1]).name[0] == "s"), args[2])
+
+
+@lowers("s_mad_sat", "u_mad_sat")
+def mad_sat(t, ty, args, inst):
+    x, y, z = args
+    signed = OpenCLStd(inst.operands[1]).name[0] == "s"
+    width = lane(ty).width
+    # Twice the width plus one bit holds x*y + z exactly.
+    wide = like(ty, ir.IntType(width * 2 + 2))
+    ext = t.b.sext if signed else t.b.zext
+    total = t.b.add(t.b.mul(ext(x, wide), ext(y, wide)), ext(z, wide))
+    if signed:
+        lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+        total = t.b.select(t.b.icmp_signed(">", total, t.constant(wide, hi)), t.constant(wide, hi), total)
+        total = t.b.select(t.b.icmp_signed("<", total, t.constant(wide, lo)), t.constant(wide, lo), total)
+    else:
+        hi = (1 << width) - 1
+        total = t.b.select(t.b.icmp_unsigned(">", total, t.constant(wide, hi)), t.constant(wide, hi), total)
+    return t.b.trunc(total, ty)
+
+
+@lowers("s_mad24", "u_mad24")
+def mad24(t, ty, args, inst):
+    return t.b.add(t.b.mul(args[0], args[1]), args[2])
+
+
+@lowers("s_mul24", "u_mul24")
+def mul24(t, ty, args, inst):
+    return t.b.mul(args[0], args[1])
+
+
+@lowers("s_upsample", "u_upsample")
+def upsample(t, ty, args, inst):
+    hi, lo = args
+    ext = t.b.sext if OpenCLStd(inst.operands[1]).name[0] == "s" else t.b.zext
+    width = lane(hi.type).width
+    return t.b.or_(t.b.shl(ext(hi, ty), t.constant(ty, width)), t.b.zext(lo, ty))
+
+
+@lowers("bitselect")
+def bitselect(t, ty, args, inst):
+    a, b, c = args
+    is_float = not isinstance(lane(ty), ir.IntType)
+    if is_float:
+        ity = int_type_like(ty)
+        a, b, c = (t.b.bitcast(v, ity) for v in (a, b, c))
+    result = t.b.or_(t.b.and_(a, t.b.not_(c)), t.b.and_(b, c))
+    return t.b.bitcast(result, ty) if is_float else result
+
+
+@lowers("select")
+def cl_select(t, ty, args, inst):
+    a, b, c = args
+    if isinstance(c.type, ir.VectorType):
+        cond = t.b.icmp_signed("<", c, t.constant(c.type, 0))  # vectors test the sign bit
+    else:
+        cond = t.b.icmp_unsigned("!=", c, t.constant(c.type, 0))
+    return t.b.select(cond, b, a)
+
+
+# -- vector loads and stores -------------------------------------------------------------
+
+
+def _element_align(t: FunctionTranslator, ty: ir.Type) -> int:
+    return ty.get_abi_alignment(t.mt.target_data)
+
+
+def _offset_pointer(t: FunctionTranslator, ptr: ir.Value, element: ir.Type, offset: ir.Value, stride: int) -> ir.Value:
+    offset = t.b.zext(offset, I64) if offset.type.width < 64 else offset
+    index = t.b.mul(offset, ir.Constant(I64, stride))
+    return t.b.gep(ptr, [index], source_etype=element)
+
+
+@lowers("vloadn")
+def vloadn(t, ty, args, inst):
+    offset, ptr, _n = args
+    address = _offset_pointer(t, ptr, ty.element, offset, ty.count)
+    return t.b.load(address, typ=ty, align=_element_align(t, ty.element))
+
+
+@lowers("vstoren")
+def vstoren(t, ty, args, inst):
+    data, offset, ptr = args
+    address = _offset_pointer(t, ptr, data.type.element, offset, data.type.count)
+    t.b.store(data, address, align=_element_align(t, data.type.element))
+
+
+@lowers("vload_half")
+def vload_half(t, ty, args, inst):
+    offset, ptr = args[:2]
+    address = _offset_pointer(t, ptr, HALF, offset, 1)
+    return t.b.fpext(t.b.load(address, typ=HALF, align=2), ty)
+
+
+@lowers("vload_halfn", "vloada_halfn")
+def vload_halfn(t, ty, args, inst):
+    offset, ptr = args[:2]
+    aligned = OpenCLStd(inst.operands[1]).name == "vloada_halfn"
+    n = ty.count
+    stride = 4 if aligned and n == 3 else n
+    vec_ty = ir.VectorType(HALF, n)
+    align = 2 * stride if aligned else 2
+    address = _offset_pointer(t, ptr, HALF, offset, stride)
+    return t.b.fpext(t.b.load(address, typ=vec_ty, align=align), ty)
+
+
+_HALF_STORES = {
+    "vstore_half": (False, False, False),
+    "vstore_half_r": (False, True, False),
+    "vstore_halfn": (True, False, False),
+    "vstore_halfn_r": (True, True, False),
+    "vstorea_halfn": (True, False, True),
+    "vstorea_halfn_r": (True, True, True),
+}
+
+
+@lowers(*_HALF_STORES)
+def vstore_half(t, ty, args, inst):
+    vector, with_mode, aligned = _HALF_STORES[OpenCLStd(inst.operands[1]).name]
+    data, offset, ptr = args[:3]
+    mode = FPRoundingMode.RTE
+    if with_mode:
+        mode = inst.operands[5]
+    halves = float_to_float(t, data, like(data.type, HALF), mode)
+    n = data.type.count if vector and isinstance(data.type, ir.VectorType) else 1
+    stride = 4 if aligned and n == 3 else n
+    address = _offset_pointer(t, ptr, HALF, offset, stride)
+    t.b.store(halves, address, align=2 * stride if aligned else 2)
+
+
+# -- shuffles, printf, prefetch ----------------------------------------------------------
+
+
+def _dynamic_shuffle(t: FunctionTranslator, ty: ir.Type, source: ir.Value, mask: ir.Value, count: int) -> ir.Value:
+    # OpenCL uses only the low bits of each mask lane that can index the inputs.
+    limit = t.constant(mask.type, count - 1)
+    indices = t.b.and_(mask, limit)
+    result = ir.Constant(ty, ir.Undefined)
+    for i in range(ty.count):
+        index = t.b.extract_element(indices, ir.Constant(I32, i))
+        result = t.b.insert_element(result, t.b.extract_element(source, index), ir.Constant(I32, i))
+    return result
+
+
+@lowers("shuffle")
+def shuffle(t, ty, args, inst):
+    x, mask = args
+    return _dynamic_shuffle(t, ty, x, mask, x.type.count)
+
+
+@lowers("shuffle2")
+def shuffle2(t, ty, args, inst):
+    x, y, mask = args
+    n = x.type.count
+    both = t.b.shuffle_vector(x, y, ir.Constant(ir.VectorType(I32, 2 * n), list(range(2 * n))))
+    return _dynamic_shuffle(t, ty, both, mask, 2 * n)
+
+
+@lowers("prefetch")
+def prefetch(t, ty, args, inst):
+    return None
+
+
+@lowers("printf")
+def printf(t, ty, args, inst):
+    raise t.error("printf is not supported on the host CPU yet")
+

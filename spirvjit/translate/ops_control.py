@@ -1,0 +1,123 @@
+"""Branches, switches, phis, returns and function calls; barriers and fences."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..spirv.grammar import MemorySemantics
+from ..spirv.module import Instruction
+from .builtins import builtin_of_function
+from .function import FunctionTranslator, handles
+
+
+@handles("OpBranch")
+def branch(t: FunctionTranslator, inst: Instruction) -> None:
+    t.b.branch(target(t, inst.operands[0]))
+
+
+def target(t: FunctionTranslator, label: int) -> ir.Block:
+    block = t.blocks.get(label)
+    if block is None:
+        raise t.error(f"branch to %{label}, which is not a block of this function")
+    return block
+
+
+@handles("OpBranchConditional")
+def branch_conditional(t: FunctionTranslator, inst: Instruction) -> None:
+    cond, then, otherwise = inst.operands[:3]
+    t.b.cbranch(t.value(cond), target(t, then), target(t, otherwise))
+
+
+@handles("OpSwitch")
+def switch(t: FunctionTranslator, inst: Instruction) -> None:
+    selector = t.value(inst.operands[0])
+    sw = t.b.switch(selector, target(t, inst.operands[1]))
+    mask = (1 << selector.type.width) - 1
+    for literal, label in zip(inst.operands[2::2], inst.operands[3::2], strict=True):
+        sw.add_case(ir.Constant(selector.type, literal & mask), target(t, label))
+
+
+@handles("OpReturn")
+def ret(t: FunctionTranslator, inst: Instruction) -> None:
+    t.b.ret_void()
+
+
+@handles("OpReturnValue")
+def ret_value(t: FunctionTranslator, inst: Instruction) -> None:
+    t.b.ret(t.value(inst.operands[0]))
+
+
+@handles("OpUnreachable")
+def unreachable(t: FunctionTranslator, inst: Instruction) -> None:
+    t.b.unreachable()
+
+
+@handles("OpPhi")
+def phi(t: FunctionTranslator, inst: Instruction) -> ir.Value:
+    node = t.b.phi(t.llvm_type(inst.result_type))
+    t.phis.append((node, inst))
+    return node
+
+
+@handles("OpFunctionCall")
+def call(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
+    callee_id, args = inst.operands[0], inst.operands[1:]
+    callee = t.mt.functions.get(callee_id)
+    if callee is None:
+        return call_import(t, inst, callee_id, args)
+    values = [t.value(a) for a in args] + t.hidden
+    result = t.b.call(callee, values)
+    return None if isinstance(result.type, ir.VoidType) else result
+
+
+def call_import(t: FunctionTranslator, inst: Instruction, callee_id: int, args: list[int]) -> ir.Value:
+    """A call to a function the module only declares: a work-item built-in or an error."""
+    name = t.mt.import_name(callee_id)
+    builtin = builtin_of_function(name)
+    if builtin is None:
+        raise t.error(
+            f"calls '{name}', which the module imports but does not define; "
+            "link the module that defines it into this one"
+        )
+    ty = t.llvm_type(inst.result_type)
+    if args:
+        return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
+    return t.workitem.value(builtin, ty)
+
+
+def _dim(t: FunctionTranslator, value_id: int) -> ir.Value | int:
+    inst = t.module.defs.get(value_id)
+    if inst is not None and inst.opname in ("OpConstant", "OpConstantNull"):
+        return t.mt.constants.int_value(value_id)
+    return t.value(value_id)
+
+
+def fence_ordering(semantics: int) -> str | None:
+    """The LLVM fence ordering of SPIR-V memory semantics (None: no fence needed)."""
+    if semantics & MemorySemantics.SequentiallyConsistent:
+        return "seq_cst"
+    if semantics & MemorySemantics.AcquireRelease or (
+        semantics & MemorySemantics.Acquire and semantics & MemorySemantics.Release
+    ):
+        return "acq_rel"
+    if semantics & MemorySemantics.Acquire:
+        return "acquire"
+    if semantics & MemorySemantics.Release:
+        return "release"
+    return None
+
+
+@handles("OpMemoryBarrier")
+def memory_barrier(t: FunctionTranslator, inst: Instruction) -> None:
+    semantics = t.mt.constants.int_value(inst.operands[1])
+    ordering = fence_ordering(semantics)
+    if ordering:
+        t.b.fence(ordering)
+
+
+@handles("OpControlBarrier")
+def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
+    raise t.error(
+        "work-group barriers are not supported on the host CPU yet; "
+        "kernels with barrier() arrive with work-group support"
+    )
