@@ -56,6 +56,7 @@ class Program:
         self._translation: Translation | None = None
         self._translate_seconds = 0.0
         self._data_library: str | None = None
+        self._data = None  # keeps the program's data library alive
         self._kernels: dict[str, Kernel] = {}
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         self._translated()  # translate eagerly: a bad module fails here, not at first launch
@@ -107,9 +108,13 @@ class Program:
                 jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             obj = jit.compile_kernel(translation, self.target, symbol, name, times)
             if translation.mutable_globals and self._data_library is None:
-                self._data_library = f"{self._prefix}.data"
                 data = codegen.parse(codegen.data_ir(translation.module, translation.mutable_globals), "program data")
-                codegen.load_data(self.target, self._data_library, codegen.emit_object(data, self.target), [g.name for g in translation.mutable_globals])
+                self._data, self._data_library = codegen.load_data(
+                    self.target,
+                    f"{self._prefix}.data",
+                    codegen.emit_object(data, self.target),
+                    [g.name for g in translation.mutable_globals],
+                )
             code = times.run("load", codegen.load_kernel, self.target, f"{symbol}.lib", obj, symbol, self._data_library)
             if config.debug():
                 log.info("spirvjit: JIT %s for %s: %s", name, self.target, times)

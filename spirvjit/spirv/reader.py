@@ -173,9 +173,7 @@ _OP_FUNCTION = _OP["OpFunction"]
 _OP_FUNCTION_PARAMETER = _OP["OpFunctionParameter"]
 _OP_FUNCTION_END = _OP["OpFunctionEnd"]
 _OP_LABEL = _OP["OpLabel"]
-_OP_MEMORY_MODEL = _OP["OpMemoryModel"]
 _OP_TYPE_FORWARD_POINTER = _OP["OpTypeForwardPointer"]
-_DEBUG_LINES = _ops("OpLine", "OpNoLine")
 
 
 def read_module(data: bytes | bytearray | memoryview) -> Module:

@@ -238,9 +238,9 @@ class ModuleTranslator:
             element_kind, bits, lanes = self._element(spv.element) if spv.element else (None, 8, 1)
             if element_kind == "int" and bits == 8 and lanes == 1:
                 element_kind = None  # char* and void* take any buffer
-            return KernelArg(
-                index, name, kind, 8, pointee_ty.get_abi_alignment(td), element_kind, bits, lanes
-            )
+            # Buffers need the alignment of their scalars only (see ops_memory.lane_alignment).
+            align = bits // 8 if element_kind else pointee_ty.get_abi_alignment(td)
+            return KernelArg(index, name, kind, 8, max(1, align), element_kind, bits, lanes)
         ty = self.types.llvm(param.result_type)
         element_kind, bits, lanes = self._element(param.result_type)
         return KernelArg(index, name, "value", ty.get_abi_size(td), ty.get_abi_alignment(td), element_kind, bits, lanes)

@@ -421,7 +421,7 @@ def vector_shuffle(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     mask = []
     for lane in inst.operands[2:]:
         if lane == 0xFFFFFFFF:
-            mask.append(ir.Constant(I32, ir.Undefined))
+            mask.append(ir.Constant(I32, 0))  # an undefined lane may take any value
         elif lane < first_count:
             mask.append(ir.Constant(I32, lane))
         else:
@@ -432,7 +432,7 @@ def vector_shuffle(t: FunctionTranslator, inst: Instruction) -> ir.Value:
 def widen_vector(t: FunctionTranslator, v: ir.Value, n: int) -> ir.Value:
     if v.type.count == n:
         return v
-    mask = [ir.Constant(I32, i) if i < v.type.count else ir.Constant(I32, ir.Undefined) for i in range(n)]
+    mask = [ir.Constant(I32, min(i, v.type.count - 1)) for i in range(n)]
     return t.b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), ir.Constant(ir.VectorType(I32, n), mask))
 
 

@@ -6,7 +6,7 @@ from llvmlite import ir
 
 from ..spirv.grammar import MemorySemantics
 from ..spirv.module import Instruction
-from .builtins import builtin_of_function
+from .imports import call_imported
 from .function import FunctionTranslator, handles
 
 
@@ -64,32 +64,10 @@ def call(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
     callee_id, args = inst.operands[0], inst.operands[1:]
     callee = t.mt.functions.get(callee_id)
     if callee is None:
-        return call_import(t, inst, callee_id, args)
+        return call_imported(t, inst, t.mt.import_name(callee_id), args)
     values = [t.value(a) for a in args] + t.hidden
     result = t.b.call(callee, values)
     return None if isinstance(result.type, ir.VoidType) else result
-
-
-def call_import(t: FunctionTranslator, inst: Instruction, callee_id: int, args: list[int]) -> ir.Value:
-    """A call to a function the module only declares: a work-item built-in or an error."""
-    name = t.mt.import_name(callee_id)
-    builtin = builtin_of_function(name)
-    if builtin is None:
-        raise t.error(
-            f"calls '{name}', which the module imports but does not define; "
-            "link the module that defines it into this one"
-        )
-    ty = t.llvm_type(inst.result_type)
-    if args:
-        return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
-    return t.workitem.value(builtin, ty)
-
-
-def _dim(t: FunctionTranslator, value_id: int) -> ir.Value | int:
-    inst = t.module.defs.get(value_id)
-    if inst is not None and inst.opname in ("OpConstant", "OpConstantNull"):
-        return t.mt.constants.int_value(value_id)
-    return t.value(value_id)
 
 
 def fence_ordering(semantics: int) -> str | None:

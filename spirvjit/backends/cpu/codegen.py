@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import itertools
 import threading
 
 import llvmlite.binding as llvm
@@ -93,11 +94,21 @@ _jit_lock = threading.Lock()
 
 @functools.cache
 def _lljit(target: Target) -> llvm.LLJIT:
-    # The C library and libm must be resolvable for the math calls kernels make.
-    libm = ctypes.util.find_library("m")
-    if libm:
-        llvm.load_library_permanently(libm)
+    # Kernels call libm for math and the compiler runtime in libgcc_s for
+    # conversions the CPU has no instruction for (e.g. double → half).
+    for name in ("m", "gcc_s"):
+        path = ctypes.util.find_library(name)
+        if path:
+            llvm.load_library_permanently(path)
     return llvm.create_lljit_compiler(target_machine(target))
+
+
+_library_ids = itertools.count()
+
+
+def unique_library_name(stem: str) -> str:
+    """JIT library names must be unique per process, also when a program is loaded twice."""
+    return f"{stem}.{next(_library_ids)}"
 
 
 class LoadedCode:
@@ -108,13 +119,14 @@ class LoadedCode:
         self.address = address
 
 
-def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> object:
-    """Links the program's data object as JIT library ``name``."""
+def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> tuple[object, str]:
+    """Links the program's data object; returns its tracker and the library's name."""
     with _jit_lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj)
         for symbol in symbols:
             builder.export_symbol(symbol)
-        return builder.link(_lljit(target), name)
+        library = unique_library_name(name)
+        return builder.link(_lljit(target), library), library
 
 
 def load_kernel(target: Target, name: str, obj: bytes, symbol: str, data_library: str | None) -> LoadedCode:
@@ -123,5 +135,5 @@ def load_kernel(target: Target, name: str, obj: bytes, symbol: str, data_library
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
         if data_library:
             builder.add_jit_library(data_library)
-        tracker = builder.export_symbol(symbol).link(_lljit(target), name)
+        tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
         return LoadedCode(tracker, tracker[symbol])

@@ -1,0 +1,115 @@
+"""OpenCL built-in functions that producers leave as calls to imported functions.
+
+clang-22's SPIR-V backend lowers most built-ins to instructions but keeps some
+as calls with Itanium-mangled names (``_Z14convert_doublel``,
+``_Z18convert_double_rtzm``, ``__to_global``); older producers do the same for
+work-item queries. This module gives each a meaning, so a module that only
+imports OpenCL built-ins still runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+
+from ..spirv.grammar import FPRoundingMode
+from ..spirv.module import Instruction
+from .builtins import builtin_of_function
+from .function import FunctionTranslator
+from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
+from .ops_arith import resize_int
+
+# Itanium codes of OpenCL scalar types: (kind, bits, signed).
+_SCALAR_CODES = {
+    "c": ("int", 8, True),
+    "a": ("int", 8, True),
+    "h": ("int", 8, False),
+    "s": ("int", 16, True),
+    "t": ("int", 16, False),
+    "i": ("int", 32, True),
+    "j": ("int", 32, False),
+    "l": ("int", 64, True),
+    "m": ("int", 64, False),
+    "f": ("float", 32, True),
+    "d": ("float", 64, True),
+    "Dh": ("float", 16, True),
+    "b": ("bool", 1, False),
+}
+_MANGLED = re.compile(r"_Z(\d+)")
+_CONVERT = re.compile(r"convert_(u?)(char|short|int|long|float|double|half)(\d*)(_sat)?(?:_(rte|rtz|rtp|rtn))?$")
+_MODES = {"rte": FPRoundingMode.RTE, "rtz": FPRoundingMode.RTZ, "rtp": FPRoundingMode.RTP, "rtn": FPRoundingMode.RTN}
+
+
+def demangle(name: str) -> tuple[str, str] | None:
+    """(function name, parameter codes) of an Itanium-mangled name, or None."""
+    match = _MANGLED.match(name)
+    if not match:
+        return None
+    length = int(match.group(1))
+    start = match.end()
+    return name[start : start + length], name[start + length :]
+
+
+def first_parameter_signed(codes: str) -> bool | None:
+    """Whether the first parameter is a signed integer (None when it is not an integer)."""
+    vector = re.match(r"Dv\d+_", codes)
+    if vector:
+        codes = codes[vector.end() :]
+    code = "Dh" if codes.startswith("Dh") else codes[:1]
+    info = _SCALAR_CODES.get(code)
+    if info is None or info[0] != "int":
+        return None
+    return info[2]
+
+
+def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: list[int]) -> ir.Value:
+    """Lowers a call to the imported function ``name``; raises SpirvError for unknown ones."""
+    builtin = builtin_of_function(name)
+    ty = t.llvm_type(inst.result_type)
+    if builtin is not None:
+        if args:
+            return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
+        return t.workitem.value(builtin, ty)
+    if name in ("__to_global", "__to_local", "__to_private"):
+        # The host CPU has one flat address space: the pointer is valid as is.
+        return _cast(t, t.value(args[0]), ty)
+    demangled = demangle(name)
+    if demangled:
+        plain, codes = demangled
+        match = _CONVERT.match(plain)
+        if match and len(args) == 1:
+            return _convert(t, match, codes, t.value(args[0]), ty)
+    raise t.error(
+        f"calls '{name}', which the module imports but does not define; "
+        "link the module that defines it into this one"
+    )
+
+
+def _cast(t: FunctionTranslator, value: ir.Value, ty: ir.Type) -> ir.Value:
+    return value if value.type == ty else t.b.addrspacecast(value, ty)
+
+
+def _dim(t: FunctionTranslator, value_id: int) -> ir.Value | int:
+    inst = t.module.defs.get(value_id)
+    if inst is not None and inst.opname in ("OpConstant", "OpConstantNull"):
+        return t.mt.constants.int_value(value_id)
+    return t.value(value_id)
+
+
+def _convert(t: FunctionTranslator, match: re.Match, codes: str, x: ir.Value, ty: ir.Type) -> ir.Value:
+    dst_unsigned, dst_name, _, sat, mode_name = match.groups()
+    mode = _MODES.get(mode_name) if mode_name else None
+    dst_float = dst_name in ("float", "double", "half")
+    src_signed = first_parameter_signed(codes)
+    src_float = not isinstance(lane(x.type), ir.IntType)
+    if src_float and dst_float:
+        return float_to_float(t, x, ty, mode)
+    if src_float:
+        return float_to_int(t, x, ty, not dst_unsigned, mode or FPRoundingMode.RTZ, bool(sat))
+    signed = bool(src_signed)
+    if dst_float:
+        return int_to_float(t, x, ty, signed, mode)
+    if sat:
+        return int_saturate(t, x, ty, signed, not dst_unsigned)
+    return resize_int(t, x, ty, signed)
