@@ -45,7 +45,8 @@ def clang22_sign_extension_bug(name: str, producer: str) -> bool:
     """
     dst, src = name.split("_from_")
     saturating = dst.endswith("_sat")
-    dst = dst.removeprefix("convert_").removesuffix("_sat")
+    dst = dst.removeprefix("convert_").removesuffix("_sat").rstrip("0123456789")
+    src = src.rstrip("0123456789")
     same_signedness = dst.startswith("u") == src.startswith("u")
     src_rank, dst_rank = _RANK.get(src.lstrip("u")), _RANK.get(dst.lstrip("u"))
     if src_rank is None or dst_rank is None:
