@@ -47,7 +47,9 @@ def compile_opencl(
     return Program(spirv, spec_constants, name=filename)
 
 
-def load_spirv(path_or_bytes: str | os.PathLike | bytes, spec_constants: Mapping[int, object] | None = None) -> Program:
+def load_spirv(
+    path_or_bytes: str | os.PathLike | bytes, spec_constants: Mapping[int, object] | None = None
+) -> Program:
     """Loads a SPIR-V module from a file path or bytes; spec constants are set by SpecId."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
         return Program(bytes(path_or_bytes), spec_constants)

@@ -47,13 +47,17 @@ class StageTimes:
         return f"{self.total * 1e3:.1f} ms ({parts})"
 
 
-def translate_program(module: Module, target: Target, spec_constants: dict, prefix: str) -> Translation:
+def translate_program(
+    module: Module, target: Target, spec_constants: dict, prefix: str
+) -> Translation:
     """Translates the module once per program and wraps every kernel for the CPU."""
     tm = codegen.target_machine(target)
     abi = cpu_abi.CpuABI(target.triple, str(tm.target_data))
     translation = translate(module, abi, spec_constants, prefix)
     for index, (name, fn) in enumerate(translation.kernel_functions.items()):
-        cpu_abi.emit_kernel_wrappers(translation.module, fn, translation.kernels[name], f"{prefix}.k{index}")
+        cpu_abi.emit_kernel_wrappers(
+            translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"
+        )
     return translation
 
 
@@ -62,15 +66,23 @@ def runner_symbol(translation: Translation, prefix: str, kernel: str) -> str:
     return f"{prefix}.k{index}.run"
 
 
-def compile_kernel(translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes) -> bytes:
+def compile_kernel(
+    translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes
+) -> bytes:
     """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set."""
-    text = times.run("llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals)
+    text = times.run(
+        "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
+    )
     llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
     times.run("opt", codegen.optimize, llmod, target)
     obj = times.run("obj", codegen.emit_object, llmod, target)
     directory = config.dump_dir()
     if directory is not None and dump_as:
-        dump(directory, dump_as, {"ll": text, "opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)})
+        dump(
+            directory,
+            dump_as,
+            {"ll": text, "opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)},
+        )
     return obj
 
 

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from . import config, jit
 from .backends.cpu import codegen
 from .backends.cpu.launcher import (
+    INLINE_WORK_ITEMS,
     RUNNER,
     ArgumentPacker,
     ThreadPool,
     choose_local_size,
     launch_record,
     normalize_sizes,
-    INLINE_WORK_ITEMS,
 )
 from .errors import LaunchError
 from .spirv.module import Module
@@ -42,7 +42,12 @@ def _thread_pool() -> ThreadPool:
 class Program:
     """A SPIR-V module ready to run: kernels are JIT-compiled at their first launch."""
 
-    def __init__(self, spirv: bytes, spec_constants: Mapping[int, object] | None = None, name: str = "program"):
+    def __init__(
+        self,
+        spirv: bytes,
+        spec_constants: Mapping[int, object] | None = None,
+        name: str = "program",
+    ):
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
@@ -72,7 +77,11 @@ class Program:
             found = self._kernels.get(name)
             if found is None:
                 if name not in self._translated().kernels:
-                    raise LaunchError(f"no kernel of that name; this program has {', '.join(self.kernel_names) or 'none'}", name)
+                    raise LaunchError(
+                        "no kernel of that name; this program has "
+                        + (", ".join(self.kernel_names) or "none"),
+                        name,
+                    )
                 found = self._kernels[name] = Kernel(self, name, self._translated().kernels[name])
             return found
 
@@ -88,7 +97,12 @@ class Program:
         if self._translation is None:
             times = jit.StageTimes()
             self._translation = times.run(
-                "translate", jit.translate_program, self.module, self.target, self.spec_constants, self._prefix
+                "translate",
+                jit.translate_program,
+                self.module,
+                self.target,
+                self.spec_constants,
+                self._prefix,
             )
             self._translate_seconds = times.total
         return self._translation
@@ -108,14 +122,24 @@ class Program:
                 jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             obj = jit.compile_kernel(translation, self.target, symbol, name, times)
             if translation.mutable_globals and self._data_library is None:
-                data = codegen.parse(codegen.data_ir(translation.module, translation.mutable_globals), "program data")
+                data = codegen.parse(
+                    codegen.data_ir(translation.module, translation.mutable_globals), "program data"
+                )
                 self._data, self._data_library = codegen.load_data(
                     self.target,
                     f"{self._prefix}.data",
                     codegen.emit_object(data, self.target),
                     [g.name for g in translation.mutable_globals],
                 )
-            code = times.run("load", codegen.load_kernel, self.target, f"{symbol}.lib", obj, symbol, self._data_library)
+            code = times.run(
+                "load",
+                codegen.load_kernel,
+                self.target,
+                f"{symbol}.lib",
+                obj,
+                symbol,
+                self._data_library,
+            )
             if config.debug():
                 log.info("spirvjit: JIT %s for %s: %s", name, self.target, times)
             return code, times.total
@@ -150,7 +174,10 @@ class Kernel:
         if ls is None:
             ls = required or choose_local_size(gs, dims)
         elif required and ls != tuple(required):
-            raise LaunchError(f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}", self.name)
+            raise LaunchError(
+                f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
+                self.name,
+            )
         slots, keep, local_bytes = self._packer.pack(args)
         self.compile()
         pool = _thread_pool()
@@ -160,7 +187,9 @@ class Kernel:
         threads = min(threads, total)
         import ctypes
 
-        pool.run(self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, local_bytes)
+        pool.run(
+            self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, local_bytes
+        )
         del keep
 
     def __repr__(self) -> str:

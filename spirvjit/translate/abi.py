@@ -23,7 +23,9 @@ class TargetABI(Protocol):
     def hidden_parameters(self) -> list[ir.Type]:
         """Types of the parameters appended to every translated function."""
 
-    def workitem(self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int) -> ir.Value:
+    def workitem(
+        self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int
+    ) -> ir.Value:
         """The i64 value of the work-item query ``name`` (e.g. "global_id") in ``dim`` 0..2.
 
         Names: global_id, local_id, group_id, global_size, local_size,
@@ -32,5 +34,7 @@ class TargetABI(Protocol):
         and 1 for sizes, as OpenCL requires.
         """
 
-    def workgroup_address(self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int) -> ir.Value:
+    def workgroup_address(
+        self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int
+    ) -> ir.Value:
         """The address of the work-group-local storage at byte ``offset`` of this group."""

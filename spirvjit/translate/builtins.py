@@ -96,7 +96,13 @@ class WorkItem:
         query, default = VECTOR_BUILTINS[builtin]
         if isinstance(dim, int):
             return self.query(query, dim) if 0 <= dim < 3 else ir.Constant(I64, default)
-        dim64 = self.b.zext(dim, I64) if dim.type.width < 64 else self.b.trunc(dim, I64) if dim.type.width > 64 else dim
+        dim64 = (
+            self.b.zext(dim, I64)
+            if dim.type.width < 64
+            else self.b.trunc(dim, I64)
+            if dim.type.width > 64
+            else dim
+        )
         parts = [self.query(query, d) for d in range(3)]
         result = ir.Constant(I64, default)
         for d in (2, 1, 0):
@@ -109,7 +115,9 @@ class WorkItem:
         if builtin == "WorkDim":
             return self.query("work_dim", 0)
         if builtin == "GlobalLinearId":
-            ids = [b.sub(self.query("global_id", d), self.query("global_offset", d)) for d in range(3)]
+            ids = [
+                b.sub(self.query("global_id", d), self.query("global_offset", d)) for d in range(3)
+            ]
             sizes = [self.query("global_size", d) for d in range(3)]
             return b.add(b.mul(b.add(b.mul(ids[2], sizes[1]), ids[1]), sizes[0]), ids[0])
         if builtin in ("LocalInvocationIndex", "SubgroupId"):
@@ -130,7 +138,11 @@ class WorkItem:
         if isinstance(ty, ir.VectorType):
             vec = ir.Constant(ty, ir.Undefined)
             for d in range(ty.count):
-                vec = self.b.insert_element(vec, self.fit(self.component(builtin, d), ty.element), ir.Constant(ir.IntType(32), d))
+                vec = self.b.insert_element(
+                    vec,
+                    self.fit(self.component(builtin, d), ty.element),
+                    ir.Constant(ir.IntType(32), d),
+                )
             return vec
         return self.fit(self.component(builtin, 0), ty)
 

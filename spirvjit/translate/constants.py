@@ -76,7 +76,9 @@ class ConstantTable:
     def int_value(self, value_id: int) -> int:
         value = self.python(value_id)
         if not isinstance(value, int):
-            raise SpirvError(f"%{value_id} must be an integer constant", self._inst(value_id).offset)
+            raise SpirvError(
+                f"%{value_id} must be an integer constant", self._inst(value_id).offset
+            )
         return int(value)
 
     def _inst(self, value_id: int) -> Instruction:
@@ -117,7 +119,9 @@ class ConstantTable:
             return [self.python(part) for part in inst.operands]
         if op == "OpSpecConstantOp":
             return self._spec_op(inst)
-        raise SpirvError(f"%{inst.result_id} is not a constant the JIT can evaluate", inst.offset, op)
+        raise SpirvError(
+            f"%{inst.result_id} is not a constant the JIT can evaluate", inst.offset, op
+        )
 
     def _coerce(self, value: object, rtype, inst: Instruction) -> object:
         if rtype.kind == "float":
@@ -184,7 +188,9 @@ class ConstantTable:
 
     @staticmethod
     def _spec_compare(name: str, v: list, width: int) -> bool:
-        s = [(_signed(x, width) if isinstance(x, int) and not isinstance(x, bool) else x) for x in v]
+        s = [
+            (_signed(x, width) if isinstance(x, int) and not isinstance(x, bool) else x) for x in v
+        ]
         table = {
             "OpLogicalOr": lambda: bool(v[0]) or bool(v[1]),
             "OpLogicalAnd": lambda: bool(v[0]) and bool(v[1]),
@@ -319,7 +325,12 @@ class ConstantTable:
         base = self.value(args[0])
         result_ty = self.types.llvm(inst.result_type)
         ref = f"{base.type} {base.get_reference()}"
-        if name in ("OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+        if name in (
+            "OpAccessChain",
+            "OpInBoundsAccessChain",
+            "OpPtrAccessChain",
+            "OpInBoundsPtrAccessChain",
+        ):
             pointee = self.types.llvm(self.types.spv(self.module.defs[args[0]].result_type).element)
             indices = [self.int_value(a) for a in args[1:]]
             if name in ("OpAccessChain", "OpInBoundsAccessChain"):

@@ -102,7 +102,9 @@ class FunctionTranslator:
 
     def translate(self) -> None:
         for block in self.fn.blocks:
-            self.blocks[block.label_id] = self.llfn.append_basic_block(self._llvm_name(block.label_id))
+            self.blocks[block.label_id] = self.llfn.append_basic_block(
+                self._llvm_name(block.label_id)
+            )
         self.alloca_builder.position_at_end(self.alloca_block)
         for block in self.fn.blocks:
             self.b.position_at_end(self.blocks[block.label_id])
@@ -128,7 +130,9 @@ class FunctionTranslator:
             raise
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, AssertionError) as exc:
             # llvmlite rejects ill-typed IR with these; report the SPIR-V instruction.
-            raise self.error(f"operands do not fit this instruction ({type(exc).__name__}: {exc})") from None
+            raise self.error(
+                f"operands do not fit this instruction ({type(exc).__name__}: {exc})"
+            ) from None
         if inst.result_id is not None and result is not None:
             if isinstance(result, ir.NamedValue) and not result.name:
                 result.name = self._llvm_name(inst.result_id)
@@ -139,7 +143,11 @@ class FunctionTranslator:
             ops = inst.operands
             for value_id, label in zip(ops[0::2], ops[1::2], strict=True):
                 if label not in self.block_ends:
-                    raise SpirvError(f"OpPhi names %{label}, which is not a block of this function", inst.offset, inst.opname)
+                    raise SpirvError(
+                        f"OpPhi names %{label}, which is not a block of this function",
+                        inst.offset,
+                        inst.opname,
+                    )
                 phi.add_incoming(self.value(value_id), self.block_ends[label])
 
     # -- values and types ----------------------------------------------------------
@@ -147,7 +155,11 @@ class FunctionTranslator:
     def error(self, message: str) -> SpirvError:
         inst = self.current
         fn_name = self.module.name_of(self.fn.id)
-        return SpirvError(f"in function {fn_name}: {message}", inst.offset if inst else None, inst.opname if inst else None)
+        return SpirvError(
+            f"in function {fn_name}: {message}",
+            inst.offset if inst else None,
+            inst.opname if inst else None,
+        )
 
     def value(self, value_id: int) -> ir.Value:
         found = self.values.get(value_id)
@@ -162,7 +174,9 @@ class FunctionTranslator:
             address = self.values[value_id] = self.mt.workgroup_variable(self, value_id)
             return address
         if inst.opname == "OpFunction":
-            raise self.error(f"function %{value_id} is used as a value; function pointers are not supported")
+            raise self.error(
+                f"function %{value_id} is used as a value; function pointers are not supported"
+            )
         return self.mt.constants.value(value_id)
 
     def type_of(self, value_id: int) -> int:
@@ -187,8 +201,12 @@ class FunctionTranslator:
             return value
         if isinstance(value, ir.Constant):
             return ir.Constant(ty, [value] * ty.count)
-        one = self.b.insert_element(ir.Constant(ir.VectorType(value.type, 1), ir.Undefined), value, ir.Constant(I32, 0))
-        return self.b.shuffle_vector(one, one, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count))
+        one = self.b.insert_element(
+            ir.Constant(ir.VectorType(value.type, 1), ir.Undefined), value, ir.Constant(I32, 0)
+        )
+        return self.b.shuffle_vector(
+            one, one, ir.Constant(ir.VectorType(I32, ty.count), [0] * ty.count)
+        )
 
     def decorated(self, value_id: int, decoration: int) -> list:
         return self.module.decorations_of(value_id, decoration)

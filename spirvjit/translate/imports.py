@@ -17,8 +17,8 @@ from ..spirv.grammar import FPRoundingMode
 from ..spirv.module import Instruction
 from .builtins import builtin_of_function
 from .function import FunctionTranslator
-from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
 from .ops_arith import resize_int
+from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
 
 # Itanium codes of OpenCL scalar types: (kind, bits, signed).
 _SCALAR_CODES = {
@@ -37,8 +37,15 @@ _SCALAR_CODES = {
     "b": ("bool", 1, False),
 }
 _MANGLED = re.compile(r"_Z(\d+)")
-_CONVERT = re.compile(r"convert_(u?)(char|short|int|long|float|double|half)(\d*)(_sat)?(?:_(rte|rtz|rtp|rtn))?$")
-_MODES = {"rte": FPRoundingMode.RTE, "rtz": FPRoundingMode.RTZ, "rtp": FPRoundingMode.RTP, "rtn": FPRoundingMode.RTN}
+_CONVERT = re.compile(
+    r"convert_(u?)(char|short|int|long|float|double|half)(\d*)(_sat)?(?:_(rte|rtz|rtp|rtn))?$"
+)
+_MODES = {
+    "rte": FPRoundingMode.RTE,
+    "rtz": FPRoundingMode.RTZ,
+    "rtp": FPRoundingMode.RTP,
+    "rtn": FPRoundingMode.RTN,
+}
 
 
 def demangle(name: str) -> tuple[str, str] | None:
@@ -97,7 +104,9 @@ def _dim(t: FunctionTranslator, value_id: int) -> ir.Value | int:
     return t.value(value_id)
 
 
-def _convert(t: FunctionTranslator, match: re.Match, codes: str, x: ir.Value, ty: ir.Type) -> ir.Value:
+def _convert(
+    t: FunctionTranslator, match: re.Match, codes: str, x: ir.Value, ty: ir.Type
+) -> ir.Value:
     dst_unsigned, dst_name, _, sat, mode_name = match.groups()
     mode = _MODES.get(mode_name) if mode_name else None
     dst_float = dst_name in ("float", "double", "half")

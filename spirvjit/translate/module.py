@@ -25,7 +25,7 @@ from ..spirv.grammar import (
     StorageClass,
 )
 from ..spirv.module import Instruction, Module
-from . import ops_arith, ops_control, ops_convert, ops_memory, opencl_std  # noqa: F401  (register handlers)
+from . import opencl_std, ops_arith, ops_control, ops_convert, ops_memory  # noqa: F401  (register handlers)
 from .abi import TargetABI
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
@@ -75,7 +75,10 @@ class ModuleTranslator:
 
     def _check_module(self, spec_constants: dict[int, object]) -> None:
         if self.module.addressing_model == AddressingModel.Logical:
-            raise SpirvError("Logical addressing (a shader module) is not supported; spirvjit runs OpenCL kernels")
+            raise SpirvError(
+                "Logical addressing (a shader module) is not supported; "
+                "spirvjit runs OpenCL kernels"
+            )
         known = {
             d.operands[0]
             for decos in self.module.decorations.values()
@@ -85,7 +88,9 @@ class ModuleTranslator:
         unknown = sorted(set(spec_constants) - known)
         if unknown:
             have = ", ".join(map(str, sorted(known))) or "none"
-            raise SpirvError(f"spec constant id(s) {unknown} are not in this module (its SpecIds: {have})")
+            raise SpirvError(
+                f"spec constant id(s) {unknown} are not in this module (its SpecIds: {have})"
+            )
 
     # -- globals ---------------------------------------------------------------------
 
@@ -110,7 +115,8 @@ class ModuleTranslator:
             raise SpirvError("work-group variables are addressed per function", inst.offset)
         if storage not in (StorageClass.UniformConstant, StorageClass.CrossWorkgroup):
             raise SpirvError(
-                f"module-scope variable with storage class {StorageClass(storage).name} is not supported",
+                f"module-scope variable with storage class {StorageClass(storage).name} "
+                "is not supported",
                 inst.offset,
             )
         pointee = self.types.spv(inst.result_type).element
@@ -119,7 +125,11 @@ class ModuleTranslator:
             self.module.decorations_of(inst.result_id, Decoration.Constant)
         )
         if constant:
-            name = "g." + _NAME_SAFE.sub("_", self.module.name_of(inst.result_id).lstrip("%")) + f".{inst.result_id}"
+            name = (
+                "g."
+                + _NAME_SAFE.sub("_", self.module.name_of(inst.result_id).lstrip("%"))
+                + f".{inst.result_id}"
+            )
         else:
             name = f"{self.symbol_prefix}.g{inst.result_id}"
         gv = ir.GlobalVariable(self.llmodule, ty, name, addrspace=self.abi.address_space(storage))
@@ -176,7 +186,9 @@ class ModuleTranslator:
                 continue
             fnty = self.types.llvm(fn.function_type)
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + hidden)
-            name = "spv." + _NAME_SAFE.sub("_", self.module.name_of(fn.id).lstrip("%")) + f".{fn.id}"
+            name = (
+                "spv." + _NAME_SAFE.sub("_", self.module.name_of(fn.id).lstrip("%")) + f".{fn.id}"
+            )
             llfn = ir.Function(self.llmodule, fnty, name)
             llfn.linkage = "internal"
             if fn.control & FunctionControl.DontInline:
@@ -195,7 +207,8 @@ class ModuleTranslator:
             if entry.execution_model != ExecutionModel.Kernel:
                 raise SpirvError(
                     f"entry point '{entry.name}' has execution model "
-                    f"{ExecutionModel(entry.execution_model).name}; only Kernel entry points can run",
+                    f"{ExecutionModel(entry.execution_model).name}; "
+                    "only Kernel entry points can run",
                     entry.offset,
                 )
             kernels[entry.name] = self._signature(entry.name, entry.function_id)
@@ -224,7 +237,13 @@ class ModuleTranslator:
             )
             pointee_ty = self.types.llvm(spv.element) if spv.element else ir.IntType(8)
             if byval or spv.storage == StorageClass.Function:
-                return KernelArg(index, name, "struct", pointee_ty.get_abi_size(td), pointee_ty.get_abi_alignment(td))
+                return KernelArg(
+                    index,
+                    name,
+                    "struct",
+                    pointee_ty.get_abi_size(td),
+                    pointee_ty.get_abi_alignment(td),
+                )
             kind = {
                 StorageClass.CrossWorkgroup: "global",
                 StorageClass.UniformConstant: "constant",
@@ -243,7 +262,16 @@ class ModuleTranslator:
             return KernelArg(index, name, kind, 8, max(1, align), element_kind, bits, lanes)
         ty = self.types.llvm(param.result_type)
         element_kind, bits, lanes = self._element(param.result_type)
-        return KernelArg(index, name, "value", ty.get_abi_size(td), ty.get_abi_alignment(td), element_kind, bits, lanes)
+        return KernelArg(
+            index,
+            name,
+            "value",
+            ty.get_abi_size(td),
+            ty.get_abi_alignment(td),
+            element_kind,
+            bits,
+            lanes,
+        )
 
     def _element(self, type_id: int) -> tuple[str | None, int, int]:
         spv = self.types.spv(type_id)

@@ -56,7 +56,10 @@ def ext_inst(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
     ty = t.llvm_type(inst.result_type)
     kinds = [kind for kind, _ in OPENCL_STD_INSTRUCTIONS[number][1]]
     # Literal operands (vloadn's n, vstore_half_r's rounding mode) stay plain ints.
-    args = [t.value(a) if kind == "IdRef" else a for a, kind in zip(inst.operands[2:], kinds, strict=False)]
+    args = [
+        t.value(a) if kind == "IdRef" else a
+        for a, kind in zip(inst.operands[2:], kinds, strict=False)
+    ]
     return lowering(t, ty, args, inst)
 
 
@@ -67,27 +70,33 @@ def intrinsic(t: FunctionTranslator, name: str, ty: ir.Type, args: list[ir.Value
     return t.intrinsic(f"llvm.{name}.{overload_suffix(ty)}", ty, args)
 
 
-def per_lane(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], scalar: Callable[..., ir.Value]) -> ir.Value:
+def per_lane(
+    t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], scalar: Callable[..., ir.Value]
+) -> ir.Value:
     """Applies ``scalar`` to each lane of the vector arguments (scalars are shared)."""
     if not isinstance(ty, ir.VectorType):
         return scalar(*args)
     result = ir.Constant(ty, ir.Undefined)
     for i in range(ty.count):
         index = ir.Constant(I32, i)
-        lanes = [t.b.extract_element(a, index) if isinstance(a.type, ir.VectorType) else a for a in args]
+        lanes = [
+            t.b.extract_element(a, index) if isinstance(a.type, ir.VectorType) else a for a in args
+        ]
         result = t.b.insert_element(result, scalar(*lanes), index)
     return result
 
 
 def libm(t: FunctionTranslator, name: str, ty: ir.Type, args: list[ir.Value]) -> ir.Value:
-    """Calls the C library's ``name`` (float or double flavour) lane by lane; half goes via float."""
+    """Calls the C library's ``name`` (float or double flavour) per lane; half goes via float."""
 
     def scalar(*lanes: ir.Value) -> ir.Value:
         work = lane(ty)
         promoted = isinstance(work, ir.HalfType)
         if promoted:
             work = FLOAT
-            lanes = tuple(t.b.fpext(x, FLOAT) if isinstance(x.type, ir.HalfType) else x for x in lanes)
+            lanes = tuple(
+                t.b.fpext(x, FLOAT) if isinstance(x.type, ir.HalfType) else x for x in lanes
+            )
         cname = name + ("f" if isinstance(work, ir.FloatType) else "")
         out = t.intrinsic(cname, work, list(lanes))
         return t.b.fptrunc(out, HALF) if promoted else out
@@ -144,10 +153,27 @@ for _prefix in ("native_", "half_"):
 
 @lowers(*_INTRINSIC_MATH)
 def intrinsic_math(t, ty, args, inst):
-    return intrinsic(t, _INTRINSIC_MATH[OpenCLStd(inst.operands[1]).name], ty, splat_all(t, ty, args))
+    return intrinsic(
+        t, _INTRINSIC_MATH[OpenCLStd(inst.operands[1]).name], ty, splat_all(t, ty, args)
+    )
 
 
-_LIBM = ("acosh", "asinh", "atanh", "cbrt", "erf", "erfc", "expm1", "log1p", "hypot", "lgamma", "tgamma", "logb", "nextafter", "remainder")
+_LIBM = (
+    "acosh",
+    "asinh",
+    "atanh",
+    "cbrt",
+    "erf",
+    "erfc",
+    "expm1",
+    "log1p",
+    "hypot",
+    "lgamma",
+    "tgamma",
+    "logb",
+    "nextafter",
+    "remainder",
+)
 
 
 @lowers(*_LIBM)
@@ -217,7 +243,11 @@ def ldexp(t, ty, args, inst):
 def frexp(t, ty, args, inst):
     x, exp_ptr = args
     ity = like(ty, I32)
-    pair = t.intrinsic(f"llvm.frexp.{overload_suffix(ty)}.{overload_suffix(ity)}", ir.LiteralStructType([ty, ity]), [x])
+    pair = t.intrinsic(
+        f"llvm.frexp.{overload_suffix(ty)}.{overload_suffix(ity)}",
+        ir.LiteralStructType([ty, ity]),
+        [x],
+    )
     t.b.store(t.b.extract_value(pair, 1), exp_ptr)
     return t.b.extract_value(pair, 0)
 
@@ -239,8 +269,14 @@ def ilogb(t, ty, args, inst):
 def fract(t, ty, args, inst):
     x, iptr = args
     fl = intrinsic(t, "floor", ty, [x])
-    largest_below_one = {ir.HalfType: 0.99951171875, ir.FloatType: 1 - 2.0**-24, ir.DoubleType: 1 - 2.0**-53}
-    frac = intrinsic(t, "minnum", ty, [t.b.fsub(x, fl), fconst(t, ty, largest_below_one[type(lane(ty))])])
+    largest_below_one = {
+        ir.HalfType: 0.99951171875,
+        ir.FloatType: 1 - 2.0**-24,
+        ir.DoubleType: 1 - 2.0**-53,
+    }
+    frac = intrinsic(
+        t, "minnum", ty, [t.b.fsub(x, fl), fconst(t, ty, largest_below_one[type(lane(ty))])]
+    )
     is_inf = t.b.fcmp_ordered("==", fabs(t, x), fconst(t, ty, math.inf))
     frac = t.b.select(is_inf, intrinsic(t, "copysign", ty, [fconst(t, ty, 0.0), x]), frac)
     frac = t.b.select(t.b.fcmp_unordered("uno", x, x), x, frac)
@@ -265,7 +301,9 @@ def sincos(t, ty, args, inst):
     return intrinsic(t, "sin", ty, [x])
 
 
-def _with_int_out(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], out: ir.Value, cname: str) -> ir.Value:
+def _with_int_out(
+    t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], out: ir.Value, cname: str
+) -> ir.Value:
     """Calls a libm function that returns an int through a pointer, lane by lane."""
     slot = t.alloca(I32)
     out_lanes = []
@@ -323,7 +361,12 @@ def sinpi_cospi(t, ty, args, inst):
     name = OpenCLStd(inst.operands[1]).name[:3]
 
     def reduce(x):
-        return t.b.fsub(x, t.b.fmul(fconst(t, ty, 2.0), intrinsic(t, "rint", ty, [t.b.fmul(x, fconst(t, ty, 0.5))])))
+        return t.b.fsub(
+            x,
+            t.b.fmul(
+                fconst(t, ty, 2.0), intrinsic(t, "rint", ty, [t.b.fmul(x, fconst(t, ty, 0.5))])
+            ),
+        )
 
     return _scaled_pi(t, ty, name, args, reduce)
 
@@ -362,7 +405,9 @@ def maxmag_minmag(t, ty, args, inst):
     bigger = OpenCLStd(inst.operands[1]).name == "maxmag"
     op = ">" if bigger else "<"
     tie = intrinsic(t, "maxnum" if bigger else "minnum", ty, [x, y])
-    return t.b.select(t.b.fcmp_ordered(op, ax, ay), x, t.b.select(t.b.fcmp_ordered(op, ay, ax), y, tie))
+    return t.b.select(
+        t.b.fcmp_ordered(op, ax, ay), x, t.b.select(t.b.fcmp_ordered(op, ay, ax), y, tie)
+    )
 
 
 # -- common functions --------------------------------------------------------------------
@@ -396,7 +441,9 @@ def step(t, ty, args, inst):
 def smoothstep(t, ty, args, inst):
     e0, e1, x = splat_all(t, ty, args)
     s = t.b.fdiv(t.b.fsub(x, e0), t.b.fsub(e1, e0))
-    s = intrinsic(t, "minnum", ty, [intrinsic(t, "maxnum", ty, [s, fconst(t, ty, 0.0)]), fconst(t, ty, 1.0)])
+    s = intrinsic(
+        t, "minnum", ty, [intrinsic(t, "maxnum", ty, [s, fconst(t, ty, 0.0)]), fconst(t, ty, 1.0)]
+    )
     return t.b.fmul(t.b.fmul(s, s), t.b.fsub(fconst(t, ty, 3.0), t.b.fmul(fconst(t, ty, 2.0), s)))
 
 
@@ -534,7 +581,9 @@ def _widened(t: FunctionTranslator, ty: ir.Type) -> ir.Type:
     return like(ty, ir.IntType(lane(ty).width * 2))
 
 
-def mul_hi_value(t: FunctionTranslator, ty: ir.Type, x: ir.Value, y: ir.Value, signed: bool) -> ir.Value:
+def mul_hi_value(
+    t: FunctionTranslator, ty: ir.Type, x: ir.Value, y: ir.Value, signed: bool
+) -> ir.Value:
     wide = _widened(t, ty)
     ext = t.b.sext if signed else t.b.zext
     product = t.b.mul(ext(x, wide), ext(y, wide))
@@ -548,7 +597,9 @@ def mul_hi(t, ty, args, inst):
 
 @lowers("s_mad_hi", "u_mad_hi")
 def mad_hi(t, ty, args, inst):
-    return t.b.add(mul_hi_value(t, ty, args[0], args[1], OpenCLStd(inst.operands[1]).name[0] == "s"), args[2])
+    return t.b.add(
+        mul_hi_value(t, ty, args[0], args[1], OpenCLStd(inst.operands[1]).name[0] == "s"), args[2]
+    )
 
 
 @lowers("s_mad_sat", "u_mad_sat")
@@ -562,11 +613,17 @@ def mad_sat(t, ty, args, inst):
     total = t.b.add(t.b.mul(ext(x, wide), ext(y, wide)), ext(z, wide))
     if signed:
         lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
-        total = t.b.select(t.b.icmp_signed(">", total, t.constant(wide, hi)), t.constant(wide, hi), total)
-        total = t.b.select(t.b.icmp_signed("<", total, t.constant(wide, lo)), t.constant(wide, lo), total)
+        total = t.b.select(
+            t.b.icmp_signed(">", total, t.constant(wide, hi)), t.constant(wide, hi), total
+        )
+        total = t.b.select(
+            t.b.icmp_signed("<", total, t.constant(wide, lo)), t.constant(wide, lo), total
+        )
     else:
         hi = (1 << width) - 1
-        total = t.b.select(t.b.icmp_unsigned(">", total, t.constant(wide, hi)), t.constant(wide, hi), total)
+        total = t.b.select(
+            t.b.icmp_unsigned(">", total, t.constant(wide, hi)), t.constant(wide, hi), total
+        )
     return t.b.trunc(total, ty)
 
 
@@ -616,7 +673,9 @@ def _element_align(t: FunctionTranslator, ty: ir.Type) -> int:
     return ty.get_abi_alignment(t.mt.target_data)
 
 
-def _offset_pointer(t: FunctionTranslator, ptr: ir.Value, element: ir.Type, offset: ir.Value, stride: int) -> ir.Value:
+def _offset_pointer(
+    t: FunctionTranslator, ptr: ir.Value, element: ir.Type, offset: ir.Value, stride: int
+) -> ir.Value:
     offset = t.b.zext(offset, I64) if offset.type.width < 64 else offset
     index = t.b.mul(offset, ir.Constant(I64, stride))
     return t.b.gep(ptr, [index], source_etype=element)
@@ -682,7 +741,9 @@ def vstore_half(t, ty, args, inst):
 # -- shuffles, printf, prefetch ----------------------------------------------------------
 
 
-def _dynamic_shuffle(t: FunctionTranslator, ty: ir.Type, source: ir.Value, mask: ir.Value, count: int) -> ir.Value:
+def _dynamic_shuffle(
+    t: FunctionTranslator, ty: ir.Type, source: ir.Value, mask: ir.Value, count: int
+) -> ir.Value:
     # OpenCL uses only the low bits of each mask lane that can index the inputs.
     limit = t.constant(mask.type, count - 1)
     indices = t.b.and_(mask, limit)
@@ -715,4 +776,3 @@ def prefetch(t, ty, args, inst):
 @lowers("printf")
 def printf(t, ty, args, inst):
     raise t.error("printf is not supported on the host CPU yet")
-

@@ -21,7 +21,13 @@ _INT_BINOPS = {
     "OpLogicalAnd": "and_",
     "OpLogicalOr": "or_",
 }
-_FLOAT_BINOPS = {"OpFAdd": "fadd", "OpFSub": "fsub", "OpFMul": "fmul", "OpFDiv": "fdiv", "OpFRem": "frem"}
+_FLOAT_BINOPS = {
+    "OpFAdd": "fadd",
+    "OpFSub": "fsub",
+    "OpFMul": "fmul",
+    "OpFDiv": "fdiv",
+    "OpFRem": "frem",
+}
 
 
 def operands(t: FunctionTranslator, inst: Instruction) -> list[ir.Value]:
@@ -106,9 +112,7 @@ def int_division(t: FunctionTranslator, inst: Instruction) -> ir.Value:
         return r
     # OpSMod takes the sign of the divisor.
     zero = t.constant(r.type, 0)
-    differ = t.b.and_(
-        t.b.icmp_signed("!=", r, zero), t.b.icmp_signed("<", t.b.xor(r, b), zero)
-    )
+    differ = t.b.and_(t.b.icmp_signed("!=", r, zero), t.b.icmp_signed("<", t.b.xor(r, b), zero))
     return t.b.select(differ, t.b.add(r, b), r)
 
 
@@ -192,7 +196,9 @@ def bit_reverse(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     return t.intrinsic(f"llvm.bitreverse.{overload_suffix(a.type)}", a.type, [a])
 
 
-def _bitfield_mask(t: FunctionTranslator, ty: ir.Type, offset: ir.Value, count: ir.Value) -> ir.Value:
+def _bitfield_mask(
+    t: FunctionTranslator, ty: ir.Type, offset: ir.Value, count: ir.Value
+) -> ir.Value:
     """Ones in ``count`` bits starting at ``offset`` (count may equal the width)."""
     ones = t.constant(ty, -1)
     width = (ty.element if isinstance(ty, ir.VectorType) else ty).width
@@ -205,8 +211,24 @@ def _bitfield_mask(t: FunctionTranslator, ty: ir.Type, offset: ir.Value, count: 
 @handles("OpBitFieldInsert")
 def bitfield_insert(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     base, insert, offset, count = operands(t, inst)
-    offset = t.splat(resize_int(t, offset, base.type.element if isinstance(base.type, ir.VectorType) else base.type, False), base.type)
-    count = t.splat(resize_int(t, count, offset.type.element if isinstance(offset.type, ir.VectorType) else offset.type, False), base.type)
+    offset = t.splat(
+        resize_int(
+            t,
+            offset,
+            base.type.element if isinstance(base.type, ir.VectorType) else base.type,
+            False,
+        ),
+        base.type,
+    )
+    count = t.splat(
+        resize_int(
+            t,
+            count,
+            offset.type.element if isinstance(offset.type, ir.VectorType) else offset.type,
+            False,
+        ),
+        base.type,
+    )
     mask = _bitfield_mask(t, base.type, offset, count)
     shifted = t.b.and_(t.b.shl(insert, offset), mask)
     return t.b.or_(t.b.and_(base, t.b.not_(mask)), shifted)
@@ -303,8 +325,12 @@ def float_class(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     if inst.opname == "OpIsFinite":
         return t.b.fcmp_ordered("<", a, inf)
     lane = x.type.element if isinstance(x.type, ir.VectorType) else x.type
-    smallest = {ir.HalfType: 2.0**-14, ir.FloatType: 2.0**-126, ir.DoubleType: 2.0**-1022}[type(lane)]
-    return t.b.and_(t.b.fcmp_ordered(">=", a, t.constant(x.type, smallest)), t.b.fcmp_ordered("<", a, inf))
+    smallest = {ir.HalfType: 2.0**-14, ir.FloatType: 2.0**-126, ir.DoubleType: 2.0**-1022}[
+        type(lane)
+    ]
+    return t.b.and_(
+        t.b.fcmp_ordered(">=", a, t.constant(x.type, smallest)), t.b.fcmp_ordered("<", a, inf)
+    )
 
 
 @handles("OpAny", "OpAll")
@@ -373,7 +399,9 @@ def extract_path(t: FunctionTranslator, value: ir.Value, path: list[int]) -> ir.
     return value
 
 
-def insert_path(t: FunctionTranslator, composite: ir.Value, obj: ir.Value, path: list[int]) -> ir.Value:
+def insert_path(
+    t: FunctionTranslator, composite: ir.Value, obj: ir.Value, path: list[int]
+) -> ir.Value:
     index, rest = path[0], path[1:]
     if isinstance(composite.type, ir.VectorType):
         if rest:
@@ -433,7 +461,9 @@ def widen_vector(t: FunctionTranslator, v: ir.Value, n: int) -> ir.Value:
     if v.type.count == n:
         return v
     mask = [ir.Constant(I32, min(i, v.type.count - 1)) for i in range(n)]
-    return t.b.shuffle_vector(v, ir.Constant(v.type, ir.Undefined), ir.Constant(ir.VectorType(I32, n), mask))
+    return t.b.shuffle_vector(
+        v, ir.Constant(v.type, ir.Undefined), ir.Constant(ir.VectorType(I32, n), mask)
+    )
 
 
 @handles("OpCopyObject", "OpCopyLogical")

@@ -6,8 +6,8 @@ from llvmlite import ir
 
 from ..spirv.grammar import MemorySemantics
 from ..spirv.module import Instruction
-from .imports import call_imported
 from .function import FunctionTranslator, handles
+from .imports import call_imported
 
 
 @handles("OpBranch")

@@ -51,11 +51,15 @@ def round_to_integral(t: FunctionTranslator, x: ir.Value, mode: int | None) -> i
     return t.intrinsic(f"llvm.{name}.{overload_suffix(x.type)}", x.type, [x])
 
 
-def float_to_int(t: FunctionTranslator, x: ir.Value, ty: ir.Type, signed: bool, mode, sat: bool) -> ir.Value:
+def float_to_int(
+    t: FunctionTranslator, x: ir.Value, ty: ir.Type, signed: bool, mode, sat: bool
+) -> ir.Value:
     x = round_to_integral(t, x, mode)
     if sat:
         name = "fptosi" if signed else "fptoui"
-        return t.intrinsic(f"llvm.{name}.sat.{overload_suffix(ty)}.{overload_suffix(x.type)}", ty, [x])
+        return t.intrinsic(
+            f"llvm.{name}.sat.{overload_suffix(ty)}.{overload_suffix(x.type)}", ty, [x]
+        )
     return t.b.fptosi(x, ty) if signed else t.b.fptoui(x, ty)
 
 
@@ -70,7 +74,14 @@ def step_ulp(t: FunctionTranslator, r: ir.Value, up: ir.Value) -> ir.Value:
     return t.b.bitcast(t.b.select(grow, t.b.add(bits, one), t.b.sub(bits, one)), r.type)
 
 
-def adjust_rounding(t: FunctionTranslator, r: ir.Value, too_big: ir.Value, too_small: ir.Value, x_negative: ir.Value, mode) -> ir.Value:
+def adjust_rounding(
+    t: FunctionTranslator,
+    r: ir.Value,
+    too_big: ir.Value,
+    too_small: ir.Value,
+    x_negative: ir.Value,
+    mode,
+) -> ir.Value:
     """Turns round-to-nearest ``r`` into ``mode`` given how it compares with the exact value."""
     if mode == FPRoundingMode.RTP:
         return t.b.select(too_small, step_ulp(t, r, t.constant(like(r.type, I1), 1)), r)
@@ -98,7 +109,9 @@ def int_to_float(t: FunctionTranslator, x: ir.Value, ty: ir.Type, signed: bool, 
     cmp = t.b.icmp_signed if signed else t.b.icmp_unsigned
     too_big = t.b.or_(over, t.b.and_(t.b.not_(under), cmp(">", back, x)))
     too_small = t.b.or_(under, t.b.and_(t.b.not_(over), cmp("<", back, x)))
-    negative = t.b.icmp_signed("<", x, t.constant(x.type, 0)) if signed else t.constant(like(ty, I1), 0)
+    negative = (
+        t.b.icmp_signed("<", x, t.constant(x.type, 0)) if signed else t.constant(like(ty, I1), 0)
+    )
     return adjust_rounding(t, r, too_big, too_small, negative, mode)
 
 
@@ -119,7 +132,9 @@ def float_to_float(t: FunctionTranslator, x: ir.Value, ty: ir.Type, mode) -> ir.
     return adjust_rounding(t, r, too_big, too_small, negative, mode)
 
 
-def int_saturate(t: FunctionTranslator, x: ir.Value, ty: ir.Type, src_signed: bool, dst_signed: bool) -> ir.Value:
+def int_saturate(
+    t: FunctionTranslator, x: ir.Value, ty: ir.Type, src_signed: bool, dst_signed: bool
+) -> ir.Value:
     """Integer conversion that clamps to the destination's range."""
     sw, dw = lane(x.type).width, lane(ty).width
     if src_signed and not dst_signed:
@@ -152,7 +167,9 @@ def int_saturate(t: FunctionTranslator, x: ir.Value, ty: ir.Type, src_signed: bo
 def convert_f_to_i(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     x = t.value(inst.operands[0])
     ty = t.llvm_type(inst.result_type)
-    return float_to_int(t, x, ty, inst.opname == "OpConvertFToS", rounding_mode(t, inst), saturated(t, inst))
+    return float_to_int(
+        t, x, ty, inst.opname == "OpConvertFToS", rounding_mode(t, inst), saturated(t, inst)
+    )
 
 
 @handles("OpConvertSToF", "OpConvertUToF")
@@ -166,7 +183,9 @@ def convert_i_to_f(t: FunctionTranslator, inst: Instruction) -> ir.Value:
 
 @handles("OpFConvert")
 def convert_f_to_f(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    return float_to_float(t, t.value(inst.operands[0]), t.llvm_type(inst.result_type), rounding_mode(t, inst))
+    return float_to_float(
+        t, t.value(inst.operands[0]), t.llvm_type(inst.result_type), rounding_mode(t, inst)
+    )
 
 
 @handles("OpQuantizeToF16")

@@ -57,7 +57,9 @@ def lane_alignment(t: FunctionTranslator, ty: ir.Type, declared: int | None) -> 
 def variable(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     storage = inst.operands[0]
     if storage != StorageClass.Function:
-        raise t.error(f"a variable with storage class {StorageClass(storage).name} inside a function")
+        raise t.error(
+            f"a variable with storage class {StorageClass(storage).name} inside a function"
+        )
     ty = t.llvm_type(pointee_type_of_result(t, inst))
     ptr = t.alloca(ty, align=declared_alignment(t, inst.result_id))
     if len(inst.operands) > 1:
@@ -102,7 +104,9 @@ def _gep_index(t: FunctionTranslator, index_id: int, struct_member: bool) -> ir.
     return value
 
 
-def access_chain(t: FunctionTranslator, base_id: int, indices: list[int], element: int | None, inbounds: bool) -> ir.Value:
+def access_chain(
+    t: FunctionTranslator, base_id: int, indices: list[int], element: int | None, inbounds: bool
+) -> ir.Value:
     base = t.value(base_id)
     pointee = pointee_type(t, base_id)
     if isinstance(base, BuiltinPointer):
@@ -110,7 +114,11 @@ def access_chain(t: FunctionTranslator, base_id: int, indices: list[int], elemen
             raise t.error("pointer arithmetic on a BuiltIn variable")
         if len(indices) != 1:
             raise t.error("a BuiltIn access chain with other than one index")
-        lane = t.mt.constants.int_value(indices[0]) if _is_constant(t, indices[0]) else t.value(indices[0])
+        lane = (
+            t.mt.constants.int_value(indices[0])
+            if _is_constant(t, indices[0])
+            else t.value(indices[0])
+        )
         return BuiltinPointer(base.builtin, lane)
     gep = [_gep_index(t, element, False)] if element is not None else [ir.Constant(I64, 0)]
     current = pointee
@@ -137,7 +145,9 @@ def _is_zero(t: FunctionTranslator, value_id: int) -> bool:
 
 @handles("OpAccessChain", "OpInBoundsAccessChain")
 def op_access_chain(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    return access_chain(t, inst.operands[0], inst.operands[1:], None, inst.opname == "OpInBoundsAccessChain")
+    return access_chain(
+        t, inst.operands[0], inst.operands[1:], None, inst.opname == "OpInBoundsAccessChain"
+    )
 
 
 @handles("OpPtrAccessChain", "OpInBoundsPtrAccessChain")

@@ -32,7 +32,9 @@ class KernelArg:
         if self.element_kind is None:
             base = "struct" if self.kind == "struct" else "void"
         else:
-            base = {"int": "int", "float": "float", "bool": "bool"}[self.element_kind] + str(self.element_bits)
+            base = {"int": "int", "float": "float", "bool": "bool"}[self.element_kind] + str(
+                self.element_bits
+            )
         if self.lanes > 1:
             base += f"x{self.lanes}"
         if self.kind in ("global", "constant", "local"):

@@ -130,12 +130,16 @@ class TypeTable:
             return I1
         if t.kind == "int":
             if t.width not in (8, 16, 32, 64):
-                raise SpirvError(f"integer width {t.width} is not supported", self._inst(type_id).offset)
+                raise SpirvError(
+                    f"integer width {t.width} is not supported", self._inst(type_id).offset
+                )
             return ir.IntType(t.width)
         if t.kind == "float":
             floats = {16: ir.HalfType, 32: ir.FloatType, 64: ir.DoubleType}
             if t.width not in floats:
-                raise SpirvError(f"float width {t.width} is not supported", self._inst(type_id).offset)
+                raise SpirvError(
+                    f"float width {t.width} is not supported", self._inst(type_id).offset
+                )
             return floats[t.width]()
         if t.kind == "vector":
             return ir.VectorType(self.llvm(t.element), t.count)

@@ -57,11 +57,17 @@ class CpuABI:
     def hidden_parameters(self) -> list[ir.Type]:
         return [PTR]
 
-    def workitem(self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int) -> ir.Value:
+    def workitem(
+        self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int
+    ) -> ir.Value:
         return builder.load(_context_slot(builder, hidden[0], _QUERY_BASE[name] + dim), typ=I64)
 
-    def workgroup_address(self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int) -> ir.Value:
-        base = builder.load(builder.gep(hidden[0], [_i32(0), _i32(1)], source_etype=_CONTEXT), typ=PTR)
+    def workgroup_address(
+        self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int
+    ) -> ir.Value:
+        base = builder.load(
+            builder.gep(hidden[0], [_i32(0), _i32(1)], source_etype=_CONTEXT), typ=PTR
+        )
         return builder.gep(base, [ir.Constant(I64, offset)], source_etype=I8)
 
 
@@ -113,7 +119,9 @@ def emit_kernel_wrappers(
     return wg.name, runner.name
 
 
-def _emit_workgroup_function(module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str) -> ir.Function:
+def _emit_workgroup_function(
+    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+) -> ir.Function:
     fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I64, I64, PTR])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
@@ -135,7 +143,11 @@ def _emit_workgroup_function(module: ir.Module, kernel: ir.Function, signature: 
         global_size, enqueued, offset = word(d), word(3 + d), word(6 + d)
         first = b.mul(group[d], enqueued)
         # The last group of a dimension may be smaller (non-uniform work-groups).
-        local_size = b.select(b.icmp_unsigned("<", b.sub(global_size, first), enqueued), b.sub(global_size, first), enqueued)
+        local_size = b.select(
+            b.icmp_unsigned("<", b.sub(global_size, first), enqueued),
+            b.sub(global_size, first),
+            enqueued,
+        )
         put(_QUERY_BASE["global_size"] + d, global_size)
         put(_QUERY_BASE["enqueued_local_size"] + d, enqueued)
         put(_QUERY_BASE["global_offset"] + d, offset)
@@ -159,7 +171,13 @@ def _emit_workgroup_function(module: ir.Module, kernel: ir.Function, signature: 
     return fn
 
 
-def _load_kernel_args(b: ir.IRBuilder, args_ptr: ir.Value, kernel: ir.Function, signature: KernelSignature, local_base: ir.Value) -> list[ir.Value]:
+def _load_kernel_args(
+    b: ir.IRBuilder,
+    args_ptr: ir.Value,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    local_base: ir.Value,
+) -> list[ir.Value]:
     values = []
     for arg, param_ty in zip(signature.args, kernel.function_type.args, strict=False):
         slot = b.load(b.gep(args_ptr, [ir.Constant(I64, arg.index)], source_etype=PTR), typ=PTR)
@@ -205,4 +223,3 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     b.position_at_end(done)
     b.ret_void()
     return fn
-

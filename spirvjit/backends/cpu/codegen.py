@@ -58,7 +58,7 @@ def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
     """A module that defines only the program's mutable globals."""
     lines = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
     for gv in mutable_globals:
-        lines.append(f"@\"{gv.name}\" = global {gv.initializer}, align {gv.align}")
+        lines.append(f'@"{gv.name}" = global {gv.initializer}, align {gv.align}')
     return "\n".join(lines) + "\n"
 
 
@@ -67,7 +67,9 @@ def parse(text: str, what: str) -> llvm.ModuleRef:
         module = llvm.parse_assembly(text)
         module.verify()
     except RuntimeError as exc:
-        raise CompileError(f"LLVM rejected the IR translated for {what}; this is a spirvjit bug", str(exc)) from None
+        raise CompileError(
+            f"LLVM rejected the IR translated for {what}; this is a spirvjit bug", str(exc)
+        ) from None
     return module
 
 
@@ -129,7 +131,9 @@ def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> tupl
         return builder.link(_lljit(target), library), library
 
 
-def load_kernel(target: Target, name: str, obj: bytes, symbol: str, data_library: str | None) -> LoadedCode:
+def load_kernel(
+    target: Target, name: str, obj: bytes, symbol: str, data_library: str | None
+) -> LoadedCode:
     """Links one kernel's object as JIT library ``name`` and returns its runner's address."""
     with _jit_lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()

@@ -54,7 +54,9 @@ class ThreadPool:
         for i in range(self.threads - 1):
             tasks: queue.SimpleQueue = queue.SimpleQueue()
             self._tasks.append(tasks)
-            threading.Thread(target=self._work, args=(tasks,), name=f"spirvjit-cpu-{i}", daemon=True).start()
+            threading.Thread(
+                target=self._work, args=(tasks,), name=f"spirvjit-cpu-{i}", daemon=True
+            ).start()
 
     def _work(self, tasks: queue.SimpleQueue) -> None:
         while True:
@@ -85,7 +87,9 @@ class ThreadPool:
                     self._done.get()
 
 
-def normalize_sizes(kernel: str, global_size, local_size, global_offset) -> tuple[tuple, tuple | None, tuple]:
+def normalize_sizes(
+    kernel: str, global_size, local_size, global_offset
+) -> tuple[tuple, tuple | None, tuple]:
     """Checks the NDRange arguments; returns 3-D tuples (local None when not given)."""
     gs = _size_tuple(kernel, "global_size", global_size)
     dims = len(gs)
@@ -95,16 +99,22 @@ def normalize_sizes(kernel: str, global_size, local_size, global_offset) -> tupl
     if local_size is not None:
         ls = _size_tuple(kernel, "local_size", local_size)
         if len(ls) != dims:
-            raise LaunchError(f"local_size {ls} has {len(ls)} dimensions, global_size {gs} has {dims}", kernel)
+            raise LaunchError(
+                f"local_size {ls} has {len(ls)} dimensions, global_size {gs} has {dims}", kernel
+            )
         if any(v < 1 for v in ls):
             raise LaunchError(f"local_size {ls} has a zero or negative dimension", kernel)
         if int(np.prod(ls)) > MAX_WORK_GROUP_SIZE:
-            raise LaunchError(f"local_size {ls} has more than {MAX_WORK_GROUP_SIZE} work-items", kernel)
+            raise LaunchError(
+                f"local_size {ls} has more than {MAX_WORK_GROUP_SIZE} work-items", kernel
+            )
     offset = (0,) * dims
     if global_offset is not None:
         offset = _size_tuple(kernel, "global_offset", global_offset)
         if len(offset) != dims or any(v < 0 for v in offset):
-            raise LaunchError(f"global_offset {offset} must be {dims} non-negative integers", kernel)
+            raise LaunchError(
+                f"global_offset {offset} must be {dims} non-negative integers", kernel
+            )
     pad = (1,) * (3 - dims)
     return gs + pad, (ls + pad) if ls else None, offset + (0,) * (3 - dims)
 
@@ -115,7 +125,9 @@ def _size_tuple(kernel: str, what: str, value) -> tuple[int, ...]:
     try:
         sizes = tuple(int(v) for v in value)
     except (TypeError, ValueError):
-        raise LaunchError(f"{what} must be an int or a tuple of 1-3 ints, got {value!r}", kernel) from None
+        raise LaunchError(
+            f"{what} must be an int or a tuple of 1-3 ints, got {value!r}", kernel
+        ) from None
     if not 1 <= len(sizes) <= 3 or any(not isinstance(v, (int, np.integer)) for v in value):
         raise LaunchError(f"{what} must be an int or a tuple of 1-3 ints, got {value!r}", kernel)
     return sizes
@@ -135,7 +147,9 @@ def choose_local_size(global_size: tuple[int, int, int], dims: int) -> tuple[int
             shape.append(1)
             continue
         want = min(global_size[d], max(1, budget))
-        best = max(v for v in range(1, want + 1) if global_size[d] % v == 0) if want <= 4096 else want
+        best = (
+            max(v for v in range(1, want + 1) if global_size[d] % v == 0) if want <= 4096 else want
+        )
         chosen = best if best * 8 >= want else want
         shape.append(chosen)
         budget //= chosen
@@ -153,14 +167,18 @@ class ArgumentPacker:
         sig = self.signature
         if len(args) != len(sig.args):
             expected = ", ".join(a.describe() for a in sig.args)
-            raise LaunchError(f"takes {len(sig.args)} arguments ({expected}), got {len(args)}", sig.name)
+            raise LaunchError(
+                f"takes {len(sig.args)} arguments ({expected}), got {len(args)}", sig.name
+            )
         slots = (ctypes.c_void_p * max(1, len(args)))()
         keep: list = []
         local_offset = sig.static_local_bytes
         for spec, value in zip(sig.args, args, strict=True):
             if spec.kind == "local":
                 if not isinstance(value, LocalMemory):
-                    raise self._error(spec, f"expects spirvjit.LocalMemory(nbytes), got {type(value).__name__}")
+                    raise self._error(
+                        spec, f"expects spirvjit.LocalMemory(nbytes), got {type(value).__name__}"
+                    )
                 local_offset = (local_offset + 127) // 128 * 128
                 storage = ctypes.c_int64(local_offset)
                 local_offset += value.nbytes
@@ -174,35 +192,46 @@ class ArgumentPacker:
             slots[spec.index] = ctypes.addressof(storage)
         if local_offset > LOCAL_MEMORY_BYTES:
             raise LaunchError(
-                f"needs {local_offset} bytes of local memory; the host CPU device has {LOCAL_MEMORY_BYTES}",
+                f"needs {local_offset} bytes of local memory; "
+                f"the host CPU device has {LOCAL_MEMORY_BYTES}",
                 sig.name,
             )
         return slots, keep, local_offset
 
     def _error(self, spec: KernelArg, message: str) -> LaunchError:
-        return LaunchError(message, self.signature.name, f"{spec.index} ({spec.name})" if not spec.name.startswith("#") else spec.index)
+        return LaunchError(
+            message,
+            self.signature.name,
+            f"{spec.index} ({spec.name})" if not spec.name.startswith("#") else spec.index,
+        )
 
     def _buffer_address(self, spec: KernelArg, value, keep: list) -> int:
         if value is None:
             return 0
         if not isinstance(value, np.ndarray):
-            raise self._error(spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}")
+            raise self._error(
+                spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}"
+            )
         if not value.flags.c_contiguous:
             raise self._error(spec, "the array is not C-contiguous; pass np.ascontiguousarray(a)")
         if spec.kind == "global" and not value.flags.writeable:
-            raise self._error(spec, "the array is read-only but the kernel may write to a __global buffer")
+            raise self._error(
+                spec, "the array is read-only but the kernel may write to a __global buffer"
+            )
         if spec.element_kind is not None and value.dtype.fields is None:
             kind = {"f": "float", "i": "int", "u": "int", "b": "bool"}.get(value.dtype.kind)
             if kind != spec.element_kind or value.dtype.itemsize * 8 != spec.element_bits:
                 raise self._error(
                     spec,
-                    f"expects {spec.describe()} (elements of {spec.element_bits}-bit {spec.element_kind}), "
-                    f"got an array of {value.dtype}; convert it with .astype() or reinterpret it with .view()",
+                    f"expects {spec.describe()} (elements of {spec.element_bits}-bit "
+                    f"{spec.element_kind}), got an array of {value.dtype}; convert it with "
+                    ".astype() or reinterpret it with .view()",
                 )
         address = value.ctypes.data
         if address % spec.align and value.size:
             raise self._error(
-                spec, f"the array's data is not {spec.align}-byte aligned as {spec.describe()} requires"
+                spec,
+                f"the array's data is not {spec.align}-byte aligned as {spec.describe()} requires",
             )
         keep.append(value)
         return address
@@ -215,7 +244,9 @@ class ArgumentPacker:
         if lanes > 1:
             data = np.asarray(value)
             if data.ndim != 1 or data.size not in (lanes, 4 if lanes == 3 else lanes):
-                raise self._error(spec, f"expects {lanes} values for {spec.describe()}, got shape {data.shape}")
+                raise self._error(
+                    spec, f"expects {lanes} values for {spec.describe()}, got shape {data.shape}"
+                )
             items = list(data)[:lanes]
         else:
             items = [value]
@@ -233,7 +264,10 @@ class ArgumentPacker:
                 raise self._error(spec, f"expects {spec.describe()}, got {type(item).__name__}")
             return dtype.type(item)
         if not isinstance(item, (int, np.integer)):
-            raise self._error(spec, f"expects an integer for {spec.describe()}, got {type(item).__name__} {item!r}")
+            raise self._error(
+                spec,
+                f"expects an integer for {spec.describe()}, got {type(item).__name__} {item!r}",
+            )
         bits = spec.element_bits
         if not -(1 << (bits - 1)) <= int(item) < (1 << bits):
             raise self._error(spec, f"{item} does not fit in {spec.describe()}")
@@ -247,7 +281,11 @@ class ArgumentPacker:
         elif isinstance(value, (bytes, bytearray, memoryview)):
             data = bytes(value)
         else:
-            raise self._error(spec, f"expects a struct of {spec.size} bytes (NumPy structured scalar or bytes), got {type(value).__name__}")
+            raise self._error(
+                spec,
+                f"expects a struct of {spec.size} bytes (NumPy structured scalar or bytes), "
+                f"got {type(value).__name__}",
+            )
         if len(data) != spec.size:
             raise self._error(spec, f"expects a struct of {spec.size} bytes, got {len(data)} bytes")
         buffer = (ctypes.c_char * max(1, spec.size)).from_buffer_copy(data or b"\0")
@@ -258,14 +296,18 @@ def _scalar_dtype(spec: KernelArg) -> np.dtype | None:
     if spec.element_kind == "float":
         return np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[spec.element_bits])
     if spec.element_kind == "int":
-        return np.dtype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[spec.element_bits])
+        return np.dtype(
+            {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[spec.element_bits]
+        )
     return None
 
 
-def launch_record(global_size, local_size, global_offset, dims: int, threads: int) -> tuple[ctypes.Array, int]:
+def launch_record(
+    global_size, local_size, global_offset, dims: int, threads: int
+) -> tuple[ctypes.Array, int]:
     """The launch record the runner reads (see abi.py); returns it and the group count."""
     record = (ctypes.c_int64 * LAUNCH_WORDS)()
-    groups = [-(-g // max(1, l)) for g, l in zip(global_size, local_size, strict=True)]
+    groups = [-(-size // group) for size, group in zip(global_size, local_size, strict=True)]
     total = groups[0] * groups[1] * groups[2]
     record[0:3] = list(global_size)
     record[3:6] = list(local_size)
