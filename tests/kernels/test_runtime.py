@@ -1,0 +1,102 @@
+"""The runtime around the translator: loading, JIT dumps and logs, local memory, safety."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import spirvjit
+
+COPY = """
+kernel void copy(global const int* a, global int* b) { size_t i = get_global_id(0); b[i] = a[i]; }
+"""
+
+
+def test_same_module_loaded_twice_runs_twice():
+    # Regression: the second load reused the first one's JIT library name and failed.
+    spirv = spirvjit.compile_opencl(COPY).spirv
+    for _ in range(2):
+        a, b = np.arange(100, dtype=np.int32), np.zeros(100, np.int32)
+        spirvjit.load_spirv(spirv).kernel("copy")(a, b, global_size=100)
+        assert (a == b).all()
+
+
+def test_integer_division_by_zero_does_not_kill_the_process():
+    prog = spirvjit.compile_opencl(
+        "kernel void d(global int* a, global int* b) {"
+        " size_t i = get_global_id(0); a[i] = a[i] / b[i] + a[i] % b[i]; }"
+    )
+    a = np.array([7, -(2**31), 5], np.int32)
+    b = np.array([0, -1, 2], np.int32)
+    prog.kernel("d")(a, b, global_size=3)
+    assert a[2] == 5 // 2 + 5 % 2  # defined lanes are right; the others are unspecified
+
+
+def test_stage_dumps_and_debug_log(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
+    monkeypatch.setenv("SPIRVJIT_DEBUG", "1")
+    prog = spirvjit.compile_opencl(COPY.replace("copy", "dumped"))
+    a, b = np.arange(8, dtype=np.int32), np.zeros(8, np.int32)
+    with caplog.at_level(logging.INFO, logger="spirvjit"):
+        prog.kernel("dumped")(a, b, global_size=8)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [f"dumped.{s}" for s in ("ll", "opt.ll", "s", "spv", "spvasm")]
+    assert "OpEntryPoint Kernel" in (tmp_path / "dumped.spvasm").read_text()
+    assert "define" in (tmp_path / "dumped.opt.ll").read_text()
+    message = " ".join(r.getMessage() for r in caplog.records)
+    for stage in ("translate", "opt", "obj", "load"):
+        assert f"{stage} " in message
+
+
+def test_unknown_kernel_name_lists_the_kernels():
+    prog = spirvjit.compile_opencl(COPY)
+    with pytest.raises(spirvjit.LaunchError, match="this program has copy"):
+        prog.kernel("nope")
+
+
+def test_static_local_array_and_local_memory_argument():
+    # Without barriers each work-item may only use its own slots, which is enough to
+    # check that both kinds of local memory are addressable and distinct.
+    prog = spirvjit.compile_opencl(
+        """
+        kernel void k(global int* out, local int* scratch) {
+            local int fixed[64];
+            size_t l = get_local_id(0);
+            fixed[l] = (int)l * 2;
+            scratch[l] = (int)l * 3;
+            out[get_global_id(0)] = fixed[l] + scratch[l];
+        }
+        """
+    )
+    out = np.zeros(256, np.int32)
+    prog.kernel("k")(out, spirvjit.LocalMemory(64 * 4), global_size=256, local_size=64)
+    assert (out == 5 * (np.arange(256) % 64)).all()
+
+
+def test_local_memory_beyond_the_device_limit_is_refused():
+    prog = spirvjit.compile_opencl("kernel void k(local int* s) { s[0] = 1; }")
+    with pytest.raises(spirvjit.LaunchError, match="bytes of local memory"):
+        prog.kernel("k")(spirvjit.LocalMemory(1 << 30), global_size=1)
+
+
+def test_program_scope_variable_is_shared_by_the_programs_kernels():
+    prog = spirvjit.compile_opencl(
+        """
+        global int counter = 40;
+        kernel void bump(void) { counter += 2; }
+        kernel void read(global int* out) { out[0] = counter; }
+        """
+    )
+    prog.kernel("bump")(global_size=1)
+    out = np.zeros(1, np.int32)
+    prog.kernel("read")(out, global_size=1)
+    assert out[0] == 42
+
+
+def test_large_launch_uses_all_groups_exactly_once():
+    prog = spirvjit.compile_opencl("kernel void inc(global int* a) { a[get_global_id(0)] += 1; }")
+    a = np.zeros(1 << 20, np.int32)
+    prog.kernel("inc")(a, global_size=a.size)
+    assert (a == 1).all()
