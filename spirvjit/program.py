@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import threading
 from collections.abc import Mapping
 
-from . import config, jit
+from . import cache, config, jit
 from .backends.cpu import codegen
 from .backends.cpu.launcher import (
     INLINE_WORK_ITEMS,
@@ -18,6 +19,7 @@ from .backends.cpu.launcher import (
     launch_record,
     normalize_sizes,
 )
+from .cache_key import KernelKey
 from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
@@ -40,29 +42,41 @@ def _thread_pool() -> ThreadPool:
 
 
 class Program:
-    """A SPIR-V module ready to run: kernels are JIT-compiled at their first launch."""
+    """A SPIR-V module ready to run: kernels are JIT-compiled at their first launch.
+
+    ``native_objects`` maps kernel names to object code already built for ``target``
+    with this module and these spec constants (a unified binary's native variants);
+    those kernels skip the JIT.
+    """
 
     def __init__(
         self,
         spirv: bytes,
         spec_constants: Mapping[int, object] | None = None,
         name: str = "program",
+        *,
+        target: Target | None = None,
+        native_objects: Mapping[str, bytes] | None = None,
     ):
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
         self.spec_constants = dict(spec_constants or {})
-        digest = hashlib.sha256(self._spirv)
+        self.spirv_digest = hashlib.sha256(self._spirv).hexdigest()
+        digest = hashlib.sha256(self.spirv_digest.encode())
         digest.update(repr(sorted(self.spec_constants.items())).encode())
-        self.digest = digest.hexdigest()
-        self._prefix = f"spirvjit.{self.digest[:16]}"
-        self.target: Target = host_target()
-        self._lock = threading.Lock()
+        # Symbols are named after the module and its spec constants, so object code
+        # built for them (cached, or shipped in a unified binary) links the same way.
+        self._prefix = f"spirvjit.{digest.hexdigest()[:16]}"
+        self.target: Target = target or host_target()
+        self._native_objects = dict(native_objects or {})
+        self._lock = threading.RLock()
         self._translation: Translation | None = None
         self._translate_seconds = 0.0
         self._data_library: str | None = None
         self._data = None  # keeps the program's data library alive
         self._kernels: dict[str, Kernel] = {}
+        self.origins: dict[str, str] = {}  # kernel -> "native", "cache" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         self._translated()  # translate eagerly: a bad module fails here, not at first launch
 
@@ -93,6 +107,10 @@ class Program:
         except LaunchError:
             raise AttributeError(name) from None
 
+    def kernel_key(self, name: str) -> KernelKey:
+        """The cache key of kernel ``name`` on this program's target."""
+        return KernelKey.make(self.spirv_digest, name, self.spec_constants, self.target)
+
     def _translated(self) -> Translation:
         if self._translation is None:
             times = jit.StageTimes()
@@ -107,30 +125,51 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
-    def _compile(self, name: str) -> tuple[object, float]:
-        """JIT-compiles kernel ``name``; returns its loaded code and the seconds it took."""
+    def object_code(self, name: str, times: jit.StageTimes | None = None) -> tuple[bytes, str]:
+        """Native object code of kernel ``name`` for the target, and where it came from.
+
+        Order: a native object given at load ("native"), the cache ("cache"), the JIT
+        ("compile"; the result is stored in the cache).
+        """
+        times = times or jit.StageTimes()
         with self._lock:
-            translation = self._translated()
-            times = jit.StageTimes()
+            if name not in self._translated().kernels:
+                self.kernel(name)  # raises the LaunchError that lists the kernels
+            obj = self._native_objects.get(name)
+            if obj is not None:
+                return obj, "native"
+            key = self.kernel_key(name)
+            obj = times.run("cache", cache.load, key)
+            if obj is not None:
+                return obj, "cache"
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
-            symbol = jit.runner_symbol(translation, self._prefix, name)
             directory = config.dump_dir()
             if directory is not None:
                 from .spirv.disasm import disassemble
 
                 jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
-            obj = jit.compile_kernel(translation, self.target, symbol, name, times)
+            symbol = jit.runner_symbol(self._translated(), self._prefix, name)
+            obj = jit.compile_kernel(self._translated(), self.target, symbol, name, times)
+            cache.store(key, obj)
+            return obj, "compile"
+
+    def _compile(self, name: str) -> tuple[object, float]:
+        """Makes kernel ``name`` runnable; returns its loaded code and the seconds it took."""
+        with self._lock:
+            times = jit.StageTimes()
+            obj, origin = self.object_code(name, times)
+            translation = self._translated()
             if translation.mutable_globals and self._data_library is None:
-                data = codegen.parse(
-                    codegen.data_ir(translation.module, translation.mutable_globals), "program data"
-                )
+                data_ir = codegen.data_ir(translation.module, translation.mutable_globals)
+                data = codegen.parse(data_ir, "program data")
                 self._data, self._data_library = codegen.load_data(
                     self.target,
                     f"{self._prefix}.data",
                     codegen.emit_object(data, self.target),
                     [g.name for g in translation.mutable_globals],
                 )
+            symbol = jit.runner_symbol(translation, self._prefix, name)
             code = times.run(
                 "load",
                 codegen.load_kernel,
@@ -140,8 +179,9 @@ class Program:
                 symbol,
                 self._data_library,
             )
+            self.origins[name] = origin
             if config.debug():
-                log.info("spirvjit: JIT %s for %s: %s", name, self.target, times)
+                log.info("spirvjit: %s %s for %s: %s", origin, name, self.target, times)
             return code, times.total
 
 
@@ -185,8 +225,6 @@ class Kernel:
         threads = 1 if items < INLINE_WORK_ITEMS else pool.threads
         record, total = launch_record(gs, ls, offset, dims, threads)
         threads = min(threads, total)
-        import ctypes
-
         pool.run(
             self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, local_bytes
         )

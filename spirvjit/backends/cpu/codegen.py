@@ -12,6 +12,7 @@ import ctypes
 import ctypes.util
 import functools
 import itertools
+import re
 import threading
 
 import llvmlite.binding as llvm
@@ -31,27 +32,32 @@ def target_machine(target: Target) -> llvm.TargetMachine:
     )
 
 
-def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVariable]) -> str:
-    """The module's text with only the function ``keep`` exported and shared data declared.
+_REFERENCE = re.compile(r'@"?([-\w.$]+)"?')
 
-    Every other runner becomes internal (so the optimizer drops it), and the
-    program's mutable globals become declarations resolved from the data object.
+
+def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVariable]) -> str:
+    """IR text of the function ``keep`` and what it reaches: its own module for the JIT.
+
+    Only the globals ``keep`` references (transitively) are printed, so a kernel's
+    compile time does not grow with the other kernels of its program. The program's
+    mutable globals become declarations, resolved from the data object at load.
     """
-    saved_linkage = {}
-    for fn in module.functions:
-        if fn.name.endswith(".run") and not fn.is_declaration:
-            saved_linkage[fn] = fn.linkage
-            fn.linkage = "" if fn.name == keep else "internal"
-    saved_init = {gv: gv.initializer for gv in mutable_globals}
-    for gv in mutable_globals:
-        gv.initializer = None
-    try:
-        return str(module)
-    finally:
-        for fn, linkage in saved_linkage.items():
-            fn.linkage = linkage
-        for gv, init in saved_init.items():
-            gv.initializer = init
+    mutable = {gv.name for gv in mutable_globals}
+    by_name = {gv.name: gv for gv in module.global_values}
+    texts: dict[str, str] = {}
+    pending = [keep]
+    while pending:
+        name = pending.pop()
+        if name in texts or name not in by_name:
+            continue
+        value = by_name[name]
+        if name in mutable:
+            texts[name] = f'@"{name}" = external global {value.value_type}, align {value.align}'
+            continue
+        text = texts[name] = str(value)
+        pending.extend(_REFERENCE.findall(text))
+    header = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
+    return "\n".join(header + [texts[name] for name in sorted(texts)]) + "\n"
 
 
 def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
