@@ -208,8 +208,7 @@ class Kernel:
             self._runner = RUNNER(self._code.address)
 
     def __call__(self, *args, global_size, local_size=None, global_offset=None) -> None:
-        gs, ls, offset = normalize_sizes(self.name, global_size, local_size, global_offset)
-        dims = len(global_size) if not isinstance(global_size, int) else 1
+        gs, ls, offset, dims = normalize_sizes(self.name, global_size, local_size, global_offset)
         required = self.signature.required_local_size
         if ls is None:
             ls = required or choose_local_size(gs, dims)

@@ -11,8 +11,8 @@ from spirvjit.translate.imports import demangle, first_parameter_signed
 
 
 def test_sizes_are_padded_to_three_dimensions():
-    assert normalize_sizes("k", 10, None, None) == ((10, 1, 1), None, (0, 0, 0))
-    assert normalize_sizes("k", (4, 6), (2, 3), (1, 1)) == ((4, 6, 1), (2, 3, 1), (1, 1, 0))
+    assert normalize_sizes("k", 10, None, None) == ((10, 1, 1), None, (0, 0, 0), 1)
+    assert normalize_sizes("k", (4, 6), (2, 3), (1, 1)) == ((4, 6, 1), (2, 3, 1), (1, 1, 0), 2)
 
 
 @pytest.mark.parametrize(

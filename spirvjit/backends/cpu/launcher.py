@@ -116,7 +116,7 @@ def normalize_sizes(
                 f"global_offset {offset} must be {dims} non-negative integers", kernel
             )
     pad = (1,) * (3 - dims)
-    return gs + pad, (ls + pad) if ls else None, offset + (0,) * (3 - dims)
+    return gs + pad, (ls + pad) if ls else None, offset + (0,) * (3 - dims), dims
 
 
 def _size_tuple(kernel: str, what: str, value) -> tuple[int, ...]:
