@@ -13,10 +13,13 @@ import os
 from collections.abc import Mapping, Sequence
 
 from .backends.cpu.launcher import LocalMemory
+from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import Kernel, Program
 
 __all__ = [
+    "Device",
+    "devices",
     "BinaryFormatError",
     "CompileError",
     "Kernel",

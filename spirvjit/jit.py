@@ -73,16 +73,14 @@ def compile_kernel(
     text = times.run(
         "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
     )
+    directory = config.dump_dir() if dump_as else None
+    if directory is not None:
+        dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
     llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
     times.run("opt", codegen.optimize, llmod, target)
     obj = times.run("obj", codegen.emit_object, llmod, target)
-    directory = config.dump_dir()
-    if directory is not None and dump_as:
-        dump(
-            directory,
-            dump_as,
-            {"ll": text, "opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)},
-        )
+    if directory is not None:
+        dump(directory, dump_as, {"opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)})
     return obj
 
 

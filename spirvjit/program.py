@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from . import cache, config, jit
 from .backends.cpu import codegen
 from .backends.cpu.launcher import (
+    ARENA_ALIGN,
     INLINE_WORK_ITEMS,
     RUNNER,
     ArgumentPacker,
@@ -222,10 +223,13 @@ class Kernel:
         pool = _thread_pool()
         items = gs[0] * gs[1] * gs[2]
         threads = 1 if items < INLINE_WORK_ITEMS else pool.threads
-        record, total = launch_record(gs, ls, offset, dims, threads)
+        # Kernels with barriers keep each work-item's frame after the group's local memory.
+        frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
+        arena_bytes = frames_offset + self.signature.frame_bytes * ls[0] * ls[1] * ls[2]
+        record, total = launch_record(gs, ls, offset, dims, threads, frames_offset)
         threads = min(threads, total)
         pool.run(
-            self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, local_bytes
+            self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, arena_bytes
         )
         del keep
 

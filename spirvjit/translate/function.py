@@ -19,6 +19,7 @@ from ..spirv.module import Function, Instruction
 from .builtins import WorkItem
 
 if TYPE_CHECKING:
+    from .barriers import SteppedKernel
     from .module import ModuleTranslator
 
 Handler = Callable[["FunctionTranslator", Instruction], "ir.Value | None"]
@@ -77,10 +78,21 @@ class BuiltinPointer:
 
 
 class FunctionTranslator:
-    def __init__(self, mt: ModuleTranslator, fn: Function, llfn: ir.Function):
+    """Translates one function. With ``stepped``, the function is a barrier kernel's
+    step function: its last two parameters are the work-item's frame and the state
+    to resume from, and it returns the state to resume from next (-1: finished)."""
+
+    def __init__(
+        self,
+        mt: ModuleTranslator,
+        fn: Function,
+        llfn: ir.Function,
+        stepped: SteppedKernel | None = None,
+    ):
         self.mt = mt
         self.fn = fn
         self.llfn = llfn
+        self.stepped = stepped
         self.types = mt.types
         self.module = mt.module
         self.values: dict[int, object] = {}
@@ -88,7 +100,8 @@ class FunctionTranslator:
         self.block_ends: dict[int, ir.Block] = {}
         self.phis: list[tuple[ir.PhiInstr, Instruction]] = []
         n_params = len(fn.parameters)
-        self.hidden = list(llfn.args[n_params:])
+        n_hidden = len(mt.abi.hidden_parameters())
+        self.hidden = list(llfn.args[n_params : n_params + n_hidden])
         for param, arg in zip(fn.parameters, llfn.args, strict=False):
             arg.name = self._llvm_name(param.result_id)
             self.values[param.result_id] = arg
@@ -97,6 +110,10 @@ class FunctionTranslator:
         self.alloca_builder = ir.IRBuilder(self.alloca_block)
         self.workitem = WorkItem(mt.abi, self.b, self.hidden)
         self.current: Instruction | None = None
+        self.current_label: int | None = None
+        self.frame: Frame | None = None
+        if stepped is not None:
+            self.frame = Frame(self, llfn.args[-2])
 
     # -- driving -----------------------------------------------------------------------
 
@@ -108,14 +125,24 @@ class FunctionTranslator:
         self.alloca_builder.position_at_end(self.alloca_block)
         for block in self.fn.blocks:
             self.b.position_at_end(self.blocks[block.label_id])
+            self.current_label = block.label_id
             for inst in block.instructions:
                 self.current = inst
+                if self.frame is not None and inst.opname != "OpPhi":
+                    self.frame.flush_phis()
                 self._translate(inst)
             self.block_ends[block.label_id] = self.b.block
         self._patch_phis()
-        # The alloca block falls through to the SPIR-V entry block.
+        # The alloca block falls through to the SPIR-V entry block, or in a step
+        # function to the block the state says to resume at.
         self.alloca_builder.position_at_end(self.alloca_block)
-        self.alloca_builder.branch(self.blocks[self.fn.blocks[0].label_id])
+        entry = self.blocks[self.fn.blocks[0].label_id]
+        if self.stepped is None:
+            self.alloca_builder.branch(entry)
+            return
+        dispatch = self.alloca_builder.switch(self.llfn.args[-1], entry)
+        for label, number in self.stepped.states.items():
+            dispatch.add_case(ir.Constant(I32, number), self.blocks[label])
 
     def _translate(self, inst: Instruction) -> None:
         name = inst.opname
@@ -137,6 +164,8 @@ class FunctionTranslator:
             if isinstance(result, ir.NamedValue) and not result.name:
                 result.name = self._llvm_name(inst.result_id)
             self.values[inst.result_id] = result
+            if self.frame is not None:
+                self.frame.defined(inst, result)
 
     def _patch_phis(self) -> None:
         for phi, inst in self.phis:
@@ -148,7 +177,13 @@ class FunctionTranslator:
                         inst.offset,
                         inst.opname,
                     )
-                phi.add_incoming(self.value(value_id), self.block_ends[label])
+                end = self.block_ends[label]
+                if self.frame is not None and self.frame.holds(value_id):
+                    # A frame value is reloaded at the end of the predecessor, where the phi
+                    # reads it.
+                    self.b.position_before(end.terminator)
+                    self.current_label = label
+                phi.add_incoming(self.value(value_id), end)
 
     # -- values and types ----------------------------------------------------------
 
@@ -162,6 +197,10 @@ class FunctionTranslator:
         )
 
     def value(self, value_id: int) -> ir.Value:
+        if self.frame is not None and self.frame.holds(value_id):
+            reloaded = self.frame.reload(value_id)
+            if reloaded is not None:
+                return reloaded
         found = self.values.get(value_id)
         if found is not None:
             return found
@@ -223,6 +262,12 @@ class FunctionTranslator:
                 flags.append("reassoc")
         return tuple(dict.fromkeys(flags))
 
+    def variable_storage(self, inst: Instruction, ty: ir.Type, align: int | None) -> ir.Value:
+        """Storage of a function-scope variable: a stack slot, or the frame in a step function."""
+        if self.frame is not None:
+            return self.frame.variable(inst)
+        return self.alloca(ty, align=align)
+
     def alloca(self, ty: ir.Type, name: str = "", align: int | None = None) -> ir.Value:
         ptr = self.alloca_builder.alloca(ty, name=name)
         ptr.type = ir.PointerType()  # opaque pointers: llvmlite's alloca is typed
@@ -255,3 +300,72 @@ def overload_suffix(ty: ir.Type) -> str:
     if isinstance(ty, ir.PointerType):
         return f"p{ty.addrspace}"
     raise TypeError(f"no intrinsic suffix for {ty}")
+
+
+class Frame:
+    """The per-work-item memory of a step function.
+
+    It holds the values that may be live across a barrier and every function-scope
+    variable: everything a work-item must find again when it resumes. A value is
+    stored right after its definition and reloaded where it is used in another
+    block (within one block no barrier intervenes, so the register is still valid).
+    """
+
+    def __init__(self, t: FunctionTranslator, base: ir.Value):
+        self.t = t
+        self.base = base
+        self.index: dict[int, int] = {}
+        members: list[ir.Type] = []
+        self.home: dict[int, int] = {}
+        for block in t.fn.blocks:
+            for inst in block.instructions:
+                if inst.result_id is None:
+                    continue
+                self.home[inst.result_id] = block.label_id
+                if inst.opname == "OpVariable":
+                    pointee = t.types.spv(inst.result_type).element
+                    self.index[inst.result_id] = len(members)
+                    members.append(t.llvm_type(pointee))
+                elif inst.result_id in t.stepped.crossing:
+                    self.index[inst.result_id] = len(members)
+                    members.append(t.llvm_type(inst.result_type))
+        self.type = ir.LiteralStructType(members or [ir.IntType(8)])
+        self._reloads: dict[tuple[ir.Block, int], ir.Value] = {}
+        self._pending_phis: list[tuple[int, ir.Value]] = []
+
+    def size(self, target_data) -> int:
+        return self.type.get_abi_size(target_data)
+
+    def holds(self, value_id: int) -> bool:
+        return value_id in self.index and self.t.module.defs[value_id].opname != "OpVariable"
+
+    def slot(self, value_id: int, builder: ir.IRBuilder) -> ir.Value:
+        indices = [ir.Constant(I32, 0), ir.Constant(I32, self.index[value_id])]
+        return builder.gep(self.base, indices, inbounds=True, source_etype=self.type)
+
+    def variable(self, inst: Instruction) -> ir.Value:
+        return self.slot(inst.result_id, self.t.alloca_builder)
+
+    def defined(self, inst: Instruction, value: ir.Value) -> None:
+        if not self.holds(inst.result_id):
+            return
+        if inst.opname == "OpPhi":
+            self._pending_phis.append((inst.result_id, value))  # phis must stay first
+        else:
+            self.t.b.store(value, self.slot(inst.result_id, self.t.b))
+
+    def flush_phis(self) -> None:
+        for value_id, value in self._pending_phis:
+            self.t.b.store(value, self.slot(value_id, self.t.b))
+        self._pending_phis.clear()
+
+    def reload(self, value_id: int) -> ir.Value | None:
+        """The value loaded from the frame in the current block (None in its home block)."""
+        if self.home.get(value_id) == self.t.current_label:
+            return None
+        key = (self.t.b.block, value_id)
+        found = self._reloads.get(key)
+        if found is None:
+            ty = self.t.llvm_type(self.t.module.defs[value_id].result_type)
+            found = self._reloads[key] = self.t.b.load(self.slot(value_id, self.t.b), typ=ty)
+        return found

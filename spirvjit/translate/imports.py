@@ -87,10 +87,44 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         match = _CONVERT.match(plain)
         if match and len(args) == 1:
             return _convert(t, match, codes, t.value(args[0]), ty)
+        if plain in _LEGACY_ATOMICS:
+            return _legacy_atomic(t, plain, codes, [t.value(a) for a in args])
     raise t.error(
         f"calls '{name}', which the module imports but does not define; "
         "link the module that defines it into this one"
     )
+
+
+# Atomic built-ins clang-22 leaves as calls: name -> atomicrmw operation. OpenCL 1.x
+# spellings, and OpenCL 2.0 fetch operations (their order and scope arguments may be
+# run-time values; sequential consistency satisfies every order).
+_LEGACY_ATOMICS = {
+    f"{prefix}_{op}": op
+    for prefix in ("atomic", "atom")
+    for op in ("add", "sub", "xchg", "inc", "dec", "min", "max", "and", "or", "xor", "cmpxchg")
+} | {
+    f"atomic_fetch_{op}{suffix}": op
+    for op in ("add", "sub", "min", "max", "and", "or", "xor")
+    for suffix in ("", "_explicit")
+}
+
+
+def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.Value]) -> ir.Value:
+    """atomic_inc(p), atom_min(p, v), atomic_cmpxchg(p, cmp, v), ... with OpenCL 1.x's
+    relaxed-but-atomic semantics (sequentially consistent here, the safe choice)."""
+    op = _LEGACY_ATOMICS[plain]
+    ptr = args[0]
+    pointee = re.sub(r"^P(?:U\d+AS\d+)?[VK]*(?:U7_Atomic)?", "", codes)
+    signed = first_parameter_signed(pointee)
+    if op == "cmpxchg":
+        pair = t.b.cmpxchg(ptr, args[1], args[2], "seq_cst", "seq_cst")
+        return t.b.extract_value(pair, 0)
+    if op in ("inc", "dec"):
+        ty = t.llvm_type(t.current.result_type)
+        return t.b.atomic_rmw("add" if op == "inc" else "sub", ptr, ir.Constant(ty, 1), "seq_cst")
+    if op in ("min", "max"):
+        op = op if signed else "u" + op
+    return t.b.atomic_rmw(op, ptr, args[1], "seq_cst")
 
 
 def _cast(t: FunctionTranslator, value: ir.Value, ty: ir.Type) -> ir.Value:

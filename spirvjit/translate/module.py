@@ -8,7 +8,7 @@ backend to wrap (the CPU backend builds work-group functions around them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -25,8 +25,17 @@ from ..spirv.grammar import (
     StorageClass,
 )
 from ..spirv.module import Instruction, Module
-from . import opencl_std, ops_arith, ops_control, ops_convert, ops_memory  # noqa: F401  (register handlers)
+from . import (  # noqa: F401  (importing them registers their handlers)
+    opencl_std,
+    ops_arith,
+    ops_atomic,
+    ops_control,
+    ops_convert,
+    ops_memory,
+    printf,
+)
 from .abi import TargetABI
+from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
 from .function import FunctionTranslator
@@ -179,10 +188,10 @@ class ModuleTranslator:
                 return deco.operands[0]
         return self.module.name_of(function_id)
 
-    def _declare_functions(self) -> None:
+    def _declare_functions(self, skip: set[int]) -> None:
         hidden = self.abi.hidden_parameters()
         for fn in self.module.functions:
-            if not fn.blocks:
+            if not fn.blocks or fn.id in skip:
                 continue
             fnty = self.types.llvm(fn.function_type)
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + hidden)
@@ -195,11 +204,46 @@ class ModuleTranslator:
                 llfn.attributes.add("noinline")
             self.functions[fn.id] = llfn
 
+    def _isolate_module(self) -> None:
+        """Barrier preparation adds ids; give this translation its own tables for them."""
+        m = self.module
+        self.module = replace(
+            m,
+            defs=dict(m.defs),
+            decorations=dict(m.decorations),
+            names=dict(m.names),
+        )
+        self.types.module = self.module
+        self.constants.module = self.module
+
+    def _translate_stepped(
+        self, fn_id: int, barrier_functions: set[int]
+    ) -> tuple[ir.Function, int, int]:
+        """Translates kernel ``fn_id`` as a step function; returns it, its frame size and
+        its number of barrier continuations."""
+        stepped: SteppedKernel = prepare_stepped_kernel(
+            self.module, self.module.function(fn_id), barrier_functions
+        )
+        fn = stepped.function
+        fnty = self.types.llvm(fn.function_type)
+        params = list(fnty.args) + self.abi.hidden_parameters() + [ir.PointerType(), ir.IntType(32)]
+        name = (
+            "spv.step." + _NAME_SAFE.sub("_", self.module.name_of(fn_id).lstrip("%")) + f".{fn_id}"
+        )
+        llfn = ir.Function(self.llmodule, ir.FunctionType(ir.IntType(32), params), name)
+        llfn.linkage = "internal"
+        translator = FunctionTranslator(self, fn, llfn, stepped)
+        translator.translate()
+        return llfn, translator.frame.size(self.target_data), len(stepped.states)
+
     def translate(self) -> Translation:
         self._layout_workgroup_variables()
-        self._declare_functions()
+        barrier_functions = functions_with_barriers(self.module)
+        if barrier_functions:
+            self._isolate_module()
+        self._declare_functions(barrier_functions)
         for fn in self.module.functions:
-            if fn.blocks:
+            if fn.blocks and fn.id not in barrier_functions:
                 FunctionTranslator(self, fn, self.functions[fn.id]).translate()
         kernels: dict[str, KernelSignature] = {}
         kernel_functions: dict[str, ir.Function] = {}
@@ -211,6 +255,16 @@ class ModuleTranslator:
                     "only Kernel entry points can run",
                     entry.offset,
                 )
+            if entry.function_id in barrier_functions:
+                llfn, frame_bytes, states = self._translate_stepped(
+                    entry.function_id, barrier_functions
+                )
+                signature = self._signature(entry.name, entry.function_id)
+                kernels[entry.name] = replace(
+                    signature, frame_bytes=frame_bytes, barrier_states=states
+                )
+                kernel_functions[entry.name] = llfn
+                continue
             kernels[entry.name] = self._signature(entry.name, entry.function_id)
             kernel_functions[entry.name] = self.functions[entry.function_id]
         return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals)

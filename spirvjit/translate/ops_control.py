@@ -39,7 +39,10 @@ def switch(t: FunctionTranslator, inst: Instruction) -> None:
 
 @handles("OpReturn")
 def ret(t: FunctionTranslator, inst: Instruction) -> None:
-    t.b.ret_void()
+    if t.stepped is not None:
+        t.b.ret(ir.Constant(ir.IntType(32), FINISHED))
+    else:
+        t.b.ret_void()
 
 
 @handles("OpReturnValue")
@@ -93,9 +96,16 @@ def memory_barrier(t: FunctionTranslator, inst: Instruction) -> None:
         t.b.fence(ordering)
 
 
+# The state a step function returns when its work-item has finished.
+FINISHED = -1
+
+
 @handles("OpControlBarrier")
 def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
-    raise t.error(
-        "work-group barriers are not supported on the host CPU yet; "
-        "kernels with barrier() arrive with work-group support"
-    )
+    if t.stepped is None:
+        raise t.error("a barrier outside a kernel's step function (a spirvjit bug)")
+    # All work-items of the group run on this thread, one region at a time: returning
+    # here and resuming after every work-item got here is the barrier. Memory order is
+    # program order within the thread, so no fence is needed.
+    resume = t.stepped.continuations[inst.offset]
+    t.b.ret(ir.Constant(ir.IntType(32), t.stepped.states[resume]))

@@ -61,7 +61,7 @@ def variable(t: FunctionTranslator, inst: Instruction) -> ir.Value:
             f"a variable with storage class {StorageClass(storage).name} inside a function"
         )
     ty = t.llvm_type(pointee_type_of_result(t, inst))
-    ptr = t.alloca(ty, align=declared_alignment(t, inst.result_id))
+    ptr = t.variable_storage(inst, ty, declared_alignment(t, inst.result_id))
     if len(inst.operands) > 1:
         # Initializers are constants; store them at the variable's declaration point.
         t.b.store(t.value(inst.operands[1]), ptr)

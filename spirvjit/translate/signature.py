@@ -49,3 +49,7 @@ class KernelSignature:
     required_local_size: tuple[int, int, int] | None = None
     local_size_hint: tuple[int, int, int] | None = None
     static_local_bytes: int = 0
+    # Kernels with barriers run as step functions: bytes of per-work-item frame and the
+    # number of barrier continuations (0: no barrier, one plain work-item loop).
+    frame_bytes: int = 0
+    barrier_states: int = 0

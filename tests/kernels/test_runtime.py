@@ -100,3 +100,9 @@ def test_large_launch_uses_all_groups_exactly_once():
     a = np.zeros(1 << 20, np.int32)
     prog.kernel("inc")(a, global_size=a.size)
     assert (a == 1).all()
+
+
+def test_host_device_reports_its_limits():
+    (host,) = spirvjit.devices()
+    assert host.kind == "cpu" and host.compute_units >= 1
+    assert host.local_memory_bytes >= 32 * 1024 and host.max_work_group_size >= 256

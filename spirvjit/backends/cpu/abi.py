@@ -12,7 +12,8 @@ Launch record (i64 words, written by the host)::
 
     0..2 global size   3..5 enqueued local size   6..8 global offset
     9..11 number of groups   12 work_dim   13 total groups   14 next group
-    (atomic)   15 groups per chunk
+    (atomic)   15 groups per chunk   16 byte offset of the work-item frames in the
+    group's local memory (kernels with barriers)
 
 Argument array: one pointer per kernel argument, pointing to the argument's
 bytes (a buffer's address, a scalar, a struct); a ``__local`` pointer argument
@@ -29,7 +30,7 @@ I8 = ir.IntType(8)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
 
-LAUNCH_WORDS = 16
+LAUNCH_WORDS = 17
 _QUERY_BASE = {
     "global_id": 0,
     "local_id": 3,
@@ -114,19 +115,22 @@ def emit_kernel_wrappers(
     """Adds the work-group function and the runner for one kernel; returns their names."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
-    wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+    if signature.barrier_states:
+        wg = _emit_stepped_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+    else:
+        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
 
 
-def _emit_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
-) -> ir.Function:
-    fnty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I64, I64, PTR])
-    fn = ir.Function(module, fnty, name)
-    fn.linkage = "internal"
+def _group_prologue(
+    b: ir.IRBuilder, fn: ir.Function, kernel: ir.Function, signature: KernelSignature
+):
+    """Fills the parts of the work-item context that are the same for the whole group.
+
+    Returns (context, kernel arguments, local sizes, first global id per dimension).
+    """
     args_ptr, launch, *group, local_base = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctx = b.alloca(_CONTEXT, name="ctx")
     ctx.type = PTR  # opaque pointers: llvmlite's alloca is typed
     kernel_args = _load_kernel_args(b, args_ptr, kernel, signature, local_base)
@@ -143,11 +147,8 @@ def _emit_workgroup_function(
         global_size, enqueued, offset = word(d), word(3 + d), word(6 + d)
         first = b.mul(group[d], enqueued)
         # The last group of a dimension may be smaller (non-uniform work-groups).
-        local_size = b.select(
-            b.icmp_unsigned("<", b.sub(global_size, first), enqueued),
-            b.sub(global_size, first),
-            enqueued,
-        )
+        rest = b.sub(global_size, first)
+        local_size = b.select(b.icmp_unsigned("<", rest, enqueued), rest, enqueued)
         put(_QUERY_BASE["global_size"] + d, global_size)
         put(_QUERY_BASE["enqueued_local_size"] + d, enqueued)
         put(_QUERY_BASE["global_offset"] + d, offset)
@@ -157,16 +158,81 @@ def _emit_workgroup_function(
         local_sizes.append(local_size)
         starts.append(b.add(first, offset))
     put(_QUERY_BASE["work_dim"], word(12))
+    return ctx, kernel_args, local_sizes, starts
 
+
+def _work_item_loops(
+    b: ir.IRBuilder, ctx: ir.Value, local_sizes: list, starts: list
+) -> list[_Loop]:
+    """Opens the z, y, x loops over the group's work-items and sets their ids."""
     loops = []
     for d in (2, 1, 0):
         loop = _Loop(b, local_sizes[d], f"l{d}")
-        put(_QUERY_BASE["local_id"] + d, loop.index)
-        put(_QUERY_BASE["global_id"] + d, b.add(starts[d], loop.index))
+        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
         loops.append(loop)
+    return loops
+
+
+def _workgroup_signature(module: ir.Module, name: str) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I64, I64, PTR]), name)
+    fn.linkage = "internal"
+    return fn
+
+
+def _emit_workgroup_function(
+    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+) -> ir.Function:
+    fn = _workgroup_signature(module, name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
+    loops = _work_item_loops(b, ctx, local_sizes, starts)
     b.call(kernel, [*kernel_args, ctx])
     for loop in reversed(loops):
         loop.close()
+    b.ret_void()
+    return fn
+
+
+def _emit_stepped_workgroup_function(
+    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+) -> ir.Function:
+    """Runs a barrier kernel's step function region by region.
+
+    All work-items are at the same state between regions (OpenCL requires every
+    work-item to reach the same barriers); the state is a constant in each region's
+    loop, so after inlining each loop holds only that region's code.
+    """
+    fn = _workgroup_signature(module, name)
+    launch, local_base = fn.args[1], fn.args[5]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
+    frames = b.gep(local_base, [b.load(_launch_word(b, launch, 16), typ=I64)], source_etype=I8)
+    state = b.alloca(ir.IntType(32), name="state")
+    state.type = PTR
+    b.store(ir.Constant(ir.IntType(32), 0), state)
+    dispatch = fn.append_basic_block("dispatch")
+    done = fn.append_basic_block("done")
+    b.branch(dispatch)
+    b.position_at_end(dispatch)
+    switch = b.switch(b.load(state, typ=ir.IntType(32)), done)
+    stride = ir.Constant(I64, signature.frame_bytes)
+    for number in range(signature.barrier_states + 1):
+        region = fn.append_basic_block(f"region{number}")
+        switch.add_case(ir.Constant(ir.IntType(32), number), region)
+        b.position_at_end(region)
+        loops = _work_item_loops(b, ctx, local_sizes, starts)
+        linear = b.add(
+            b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
+            loops[2].index,
+        )
+        frame = b.gep(frames, [b.mul(linear, stride)], source_etype=I8)
+        after = b.call(kernel, [*kernel_args, ctx, frame, ir.Constant(ir.IntType(32), number)])
+        b.store(after, state)
+        for loop in reversed(loops):
+            loop.close()
+        b.branch(dispatch)
+    b.position_at_end(done)
     b.ret_void()
     return fn
 

@@ -303,7 +303,7 @@ def _scalar_dtype(spec: KernelArg) -> np.dtype | None:
 
 
 def launch_record(
-    global_size, local_size, global_offset, dims: int, threads: int
+    global_size, local_size, global_offset, dims: int, threads: int, frames_offset: int = 0
 ) -> tuple[ctypes.Array, int]:
     """The launch record the runner reads (see abi.py); returns it and the group count."""
     record = (ctypes.c_int64 * LAUNCH_WORDS)()
@@ -318,4 +318,5 @@ def launch_record(
     record[14] = 0
     # Several chunks per thread balance uneven groups; one chunk is the whole range inline.
     record[15] = max(1, total // (threads * 8)) if threads > 1 else total
+    record[16] = frames_offset
     return record, total

@@ -1,0 +1,285 @@
+"""Work-group barriers on the CPU: continuation-based synchronization.
+
+A kernel that reaches OpControlBarrier (directly or through calls) is turned into
+a *step function*: given the work-item's state (0 = start, k = "resume after
+barrier k") it runs until the next barrier and returns where to resume, or -1
+when the work-item has finished. The work-group function then runs, for the state
+all work-items share, one loop over the work-items per region — the loop fission
+of the architecture guide: with the state a constant in each loop, LLVM keeps
+only that region's code in it.
+
+Preparation happens on the SPIR-V, before translation:
+
+1. Functions that contain barriers are inlined into the kernel (``inline_calls``),
+   so every barrier is in the kernel's own body.
+2. Blocks are split after each barrier; the block that ends with the barrier
+   resumes in its continuation block (``split_at_barriers``).
+3. Values that may be live across a barrier are found (``crossing_values``); the
+   translator keeps them in the work-item's frame (per-work-item memory),
+   together with every function-scope variable.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+
+from ..errors import SpirvError
+from ..spirv.grammar import Op
+from ..spirv.module import Block, Function, Instruction, Module
+
+_ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
+_BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
+
+
+@dataclass
+class SteppedKernel:
+    """A kernel prepared for step-mode translation."""
+
+    function: Function
+    continuations: dict[int, int]  # offset of each OpControlBarrier -> its continuation label
+    states: dict[int, int]  # continuation label -> state number (1, 2, ...)
+    crossing: set[int] = field(default_factory=set)
+
+
+def functions_with_barriers(module: Module) -> set[int]:
+    """Ids of the functions that execute OpControlBarrier, directly or through calls."""
+    direct: set[int] = set()
+    callers: dict[int, set[int]] = {}
+    for fn in module.functions:
+        for block in fn.blocks:
+            for inst in block.instructions:
+                if inst.opname == "OpControlBarrier":
+                    direct.add(fn.id)
+                elif inst.opname == "OpFunctionCall":
+                    callers.setdefault(inst.operands[0], set()).add(fn.id)
+    found, pending = set(direct), list(direct)
+    while pending:
+        for caller in callers.get(pending.pop(), ()):
+            if caller not in found:
+                found.add(caller)
+                pending.append(caller)
+    return found
+
+
+class _Ids:
+    """Hands out fresh ids above the module's bound and records their definitions."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self._next = itertools.count(max(module.bound, max(module.defs, default=0) + 1))
+
+    def fresh(self, like: int | None = None) -> int:
+        new = next(self._next)
+        if like is not None:
+            decos = self.module.decorations.get(like)
+            if decos:
+                self.module.decorations[new] = decos
+            name = self.module.names.get(like)
+            if name:
+                self.module.names[new] = name
+        return new
+
+    def define(self, inst: Instruction) -> Instruction:
+        if inst.result_id is not None:
+            self.module.defs[inst.result_id] = inst
+        return inst
+
+
+def _remap(inst: Instruction, ids: dict[int, int]) -> Instruction:
+    operands = [
+        ids.get(op, op) if kind in _ID_KINDS else op
+        for op, kind in zip(inst.operands, inst.kinds, strict=False)
+    ]
+    operands += inst.operands[len(inst.kinds) :]
+    return replace(
+        inst,
+        operands=operands,
+        result_type=inst.result_type,
+        result_id=ids.get(inst.result_id, inst.result_id),
+    )
+
+
+def inline_calls(
+    module: Module, fn: Function, targets: set[int], ids: _Ids, depth: int = 0
+) -> Function:
+    """A copy of ``fn`` with every call to a function in ``targets`` inlined (recursively)."""
+    if depth > 64:
+        raise SpirvError(f"function {module.name_of(fn.id)} calls itself; OpenCL forbids recursion")
+    blocks: list[Block] = []
+    renamed_predecessor: dict[int, int] = {}  # original label -> label holding its terminator now
+    for block in fn.blocks:
+        label, current = block.label_id, []
+        for inst in block.instructions:
+            if inst.opname != "OpFunctionCall" or inst.operands[0] not in targets:
+                current.append(inst)
+                continue
+            callee = inline_calls(
+                module, module.function(inst.operands[0]), targets, ids, depth + 1
+            )
+            resume = ids.fresh()
+            body, returns = _instantiate(module, callee, inst.operands[1:], resume, ids)
+            current.append(_branch(body[0].label_id, inst.offset))
+            blocks.append(Block(label, current, block.offset))
+            blocks.extend(body)
+            label, current = resume, []
+            if inst.result_id is not None and returns:
+                phi_operands = [v for pair in returns for v in pair]
+                kinds = ("IdRef",) * len(phi_operands)
+                phi = Instruction(
+                    Op.OpPhi,
+                    "OpPhi",
+                    inst.result_type,
+                    inst.result_id,
+                    phi_operands,
+                    kinds,
+                    inst.offset,
+                )
+                current.append(ids.define(phi))
+        blocks.append(Block(label, current, block.offset))
+        if label != block.label_id:
+            renamed_predecessor[block.label_id] = label
+    if renamed_predecessor:
+        blocks = [_rename_phi_predecessors(b, renamed_predecessor) for b in blocks]
+    return Function(fn.definition, fn.parameters, blocks)
+
+
+def _branch(label: int, offset: int) -> Instruction:
+    return Instruction(Op.OpBranch, "OpBranch", None, None, [label], ("IdRef",), offset)
+
+
+def _instantiate(
+    module: Module, callee: Function, args: list[int], resume: int, ids: _Ids
+) -> tuple[list[Block], list[tuple[int, int]]]:
+    """Fresh copies of ``callee``'s blocks for one call site.
+
+    Parameters become the call's arguments, returns branch to ``resume``; the
+    second result lists (returned value, block) pairs for the result's OpPhi.
+    """
+    mapping = {p.result_id: a for p, a in zip(callee.parameters, args, strict=True)}
+    for block in callee.blocks:
+        mapping[block.label_id] = ids.fresh()
+        for inst in block.instructions:
+            if inst.result_id is not None:
+                mapping[inst.result_id] = ids.fresh(like=inst.result_id)
+    blocks, returns = [], []
+    for block in callee.blocks:
+        label = mapping[block.label_id]
+        body = []
+        for inst in block.instructions:
+            if inst.opname == "OpReturn":
+                body.append(_branch(resume, inst.offset))
+            elif inst.opname == "OpReturnValue":
+                returns.append((mapping.get(inst.operands[0], inst.operands[0]), label))
+                body.append(_branch(resume, inst.offset))
+            else:
+                body.append(ids.define(_remap(inst, mapping)))
+        blocks.append(Block(label, body, block.offset))
+    return blocks, returns
+
+
+def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:
+    changed = []
+    for inst in block.instructions:
+        if inst.opname == "OpPhi":
+            ops = list(inst.operands)
+            ops[1::2] = [renamed.get(label, label) for label in ops[1::2]]
+            inst = replace(inst, operands=ops)
+        changed.append(inst)
+    return Block(block.label_id, changed, block.offset)
+
+
+def split_at_barriers(fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
+    """Ends a block at each OpControlBarrier; returns the new function and, per barrier
+    (by word offset), the label of the block that resumes after it."""
+    blocks: list[Block] = []
+    continuations: dict[int, int] = {}
+    renamed: dict[int, int] = {}
+    for block in fn.blocks:
+        label, current = block.label_id, []
+        for inst in block.instructions:
+            current.append(inst)
+            if inst.opname == "OpControlBarrier":
+                resume = ids.fresh()
+                continuations[inst.offset] = resume
+                blocks.append(Block(label, current, block.offset))
+                label, current = resume, []
+        blocks.append(Block(label, current, block.offset))
+        if label != block.label_id:
+            renamed[block.label_id] = label
+    if renamed:
+        blocks = [_rename_phi_predecessors(b, renamed) for b in blocks]
+    return Function(fn.definition, fn.parameters, blocks), continuations
+
+
+def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
+    last = block.instructions[-1] if block.instructions else None
+    if last is None:
+        return []
+    if last.opname == "OpControlBarrier":
+        return [continuations[last.offset]]
+    if last.opname == "OpBranch":
+        return [last.operands[0]]
+    if last.opname == "OpBranchConditional":
+        return list(last.operands[1:3])
+    if last.opname == "OpSwitch":
+        return [last.operands[1], *last.operands[3::2]]
+    return []
+
+
+def crossing_values(fn: Function, continuations: dict[int, int]) -> set[int]:
+    """Ids of values defined in ``fn`` that may be used after a barrier that follows
+    their definition (conservatively: some barrier is reachable from the definition
+    and the use is reachable from that barrier's continuation)."""
+    succ = {b.label_id: _successors(b, continuations) for b in fn.blocks}
+    reach: dict[int, set[int]] = {}
+    for start in succ:
+        seen, pending = {start}, [start]
+        while pending:
+            for nxt in succ.get(pending.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    pending.append(nxt)
+        reach[start] = seen
+    barrier_blocks = [
+        b.label_id
+        for b in fn.blocks
+        if b.instructions and b.instructions[-1].opname == "OpControlBarrier"
+    ]
+    after = {x: reach[succ[x][0]] for x in barrier_blocks}
+    def_block: dict[int, int] = {}
+    for block in fn.blocks:
+        for inst in block.instructions:
+            if inst.result_id is not None:
+                def_block[inst.result_id] = block.label_id
+    crossing: set[int] = set()
+    for block in fn.blocks:
+        for inst in block.instructions:
+            uses = [
+                (op, block.label_id)
+                for op, kind in zip(inst.operands, inst.kinds, strict=False)
+                if kind in _ID_KINDS and op in def_block
+            ]
+            if inst.opname == "OpPhi":
+                ops = inst.operands
+                uses = [
+                    (v, pred)
+                    for v, pred in zip(ops[0::2], ops[1::2], strict=True)
+                    if v in def_block
+                ]
+            for value, use_block in uses:
+                if value in crossing:
+                    continue
+                home = def_block[value]
+                if any(x in reach[home] and use_block in after[x] for x in barrier_blocks):
+                    crossing.add(value)
+    return crossing
+
+
+def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]) -> SteppedKernel:
+    """Inlines, splits and analyses kernel ``fn`` (which reaches a barrier) for step mode."""
+    ids = _Ids(module)
+    inlined = inline_calls(module, fn, with_barriers - {fn.id}, ids)
+    split, continuations = split_at_barriers(inlined, ids)
+    states = {label: i + 1 for i, label in enumerate(continuations.values())}
+    return SteppedKernel(split, continuations, states, crossing_values(split, continuations))
