@@ -113,7 +113,8 @@ class FunctionTranslator:
         self.current_label: int | None = None
         self.frame: Frame | None = None
         if stepped is not None:
-            self.frame = Frame(self, llfn.args[-2])
+            base, linear, items = llfn.args[-4:-1]
+            self.frame = Frame(self, base, linear, items)
 
     # -- driving -----------------------------------------------------------------------
 
@@ -302,52 +303,110 @@ def overload_suffix(ty: ir.Type) -> str:
     raise TypeError(f"no intrinsic suffix for {ty}")
 
 
+# Instructions with no side effect whose value depends only on their operands (and, for
+# loads of BuiltIn variables, on the work-item's ids): a barrier kernel recomputes such
+# values after a barrier instead of keeping them in memory.
+_PURE = frozenset(
+    {
+        "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod",
+        "OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpSNegate", "OpFNegate", "OpNot",
+        "OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic",
+        "OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpLogicalAnd", "OpLogicalOr",
+        "OpLogicalNot", "OpLogicalEqual", "OpLogicalNotEqual", "OpSelect",
+        "OpIEqual", "OpINotEqual", "OpULessThan", "OpULessThanEqual", "OpUGreaterThan",
+        "OpUGreaterThanEqual", "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan",
+        "OpSGreaterThanEqual", "OpUConvert", "OpSConvert", "OpConvertUToF", "OpConvertSToF",
+        "OpBitcast", "OpCompositeExtract", "OpCompositeConstruct", "OpVectorShuffle",
+        "OpCopyObject", "OpAccessChain", "OpInBoundsAccessChain", "OpPtrAccessChain",
+        "OpInBoundsPtrAccessChain", "OpPtrCastToGeneric",
+    }
+)  # fmt: skip
+
+
 class Frame:
     """The per-work-item memory of a step function.
 
     It holds the values that may be live across a barrier and every function-scope
-    variable: everything a work-item must find again when it resumes. A value is
-    stored right after its definition and reloaded where it is used in another
-    block (within one block no barrier intervenes, so the register is still valid).
+    variable: everything a work-item must find again when it resumes. Each value
+    has an array with one element per work-item of the group (consecutive work-items
+    at consecutive addresses, so the vectorized region loops access it contiguously).
+    A value is stored right after its definition and reloaded where it is used in
+    another block (within one block no barrier intervenes).
+
+    Values computed only from work-item ids, kernel arguments and constants are
+    not stored: they are recomputed where they are used after a barrier, which
+    costs a few instructions and no memory traffic. (Uniform values built this way
+    are recomputed too rather than stored once.)
     """
 
-    def __init__(self, t: FunctionTranslator, base: ir.Value):
+    def __init__(self, t: FunctionTranslator, base: ir.Value, linear: ir.Value, items: ir.Value):
         self.t = t
-        self.base = base
-        self.index: dict[int, int] = {}
-        members: list[ir.Type] = []
+        self.base, self.linear, self.items = base, linear, items
         self.home: dict[int, int] = {}
+        self.remat: set[int] = set()
+        params = {p.result_id for p in t.fn.parameters}
+        stored: list[tuple[int, ir.Type]] = []
         for block in t.fn.blocks:
             for inst in block.instructions:
                 if inst.result_id is None:
                     continue
                 self.home[inst.result_id] = block.label_id
-                if inst.opname == "OpVariable":
-                    pointee = t.types.spv(inst.result_type).element
-                    self.index[inst.result_id] = len(members)
-                    members.append(t.llvm_type(pointee))
+                if self._recomputable(inst, params):
+                    self.remat.add(inst.result_id)
+                elif inst.opname == "OpVariable":
+                    stored.append(
+                        (inst.result_id, t.llvm_type(t.types.spv(inst.result_type).element))
+                    )
                 elif inst.result_id in t.stepped.crossing:
-                    self.index[inst.result_id] = len(members)
-                    members.append(t.llvm_type(inst.result_type))
-        self.type = ir.LiteralStructType(members or [ir.IntType(8)])
-        self._reloads: dict[tuple[ir.Block, int], ir.Value] = {}
+                    stored.append((inst.result_id, t.llvm_type(inst.result_type)))
+        # Arrays in order of decreasing alignment keep every array aligned for any group size.
+        td = t.mt.target_data
+        stored.sort(key=lambda item: -item[1].get_abi_alignment(td))
+        self.offset: dict[int, int] = {}
+        self.types: dict[int, ir.Type] = {}
+        self.bytes = 0
+        for value_id, ty in stored:
+            self.offset[value_id] = self.bytes
+            self.types[value_id] = ty
+            self.bytes += ty.get_abi_size(td)
+        self._cache: dict[tuple[ir.Block, int], ir.Value] = {}
         self._pending_phis: list[tuple[int, ir.Value]] = []
+        self._recomputing = 0
 
-    def size(self, target_data) -> int:
-        return self.type.get_abi_size(target_data)
+    def _recomputable(self, inst: Instruction, params: set[int]) -> bool:
+        if inst.opname == "OpLoad":
+            return self.t.mt.is_builtin_variable(inst.operands[0])
+        if inst.opname not in _PURE:
+            return False
+        ids = [op for op, kind in zip(inst.operands, inst.kinds, strict=False) if kind == "IdRef"]
+        return all(
+            op in self.remat or op in params or op not in self.home and op in self.t.module.defs
+            for op in ids
+        )
 
     def holds(self, value_id: int) -> bool:
-        return value_id in self.index and self.t.module.defs[value_id].opname != "OpVariable"
+        """Whether reading ``value_id`` may need the frame (a reload or a recomputation)."""
+        return (
+            value_id in self.types
+            and self.t.module.defs[value_id].opname != "OpVariable"
+            or (
+                value_id in self.remat
+                and (value_id in self.t.stepped.crossing or self._recomputing > 0)
+            )
+        )
 
     def slot(self, value_id: int, builder: ir.IRBuilder) -> ir.Value:
-        indices = [ir.Constant(I32, 0), ir.Constant(I32, self.index[value_id])]
-        return builder.gep(self.base, indices, inbounds=True, source_etype=self.type)
+        """This work-item's element of ``value_id``'s array."""
+        size = ir.Constant(I64, self.types[value_id].get_abi_size(self.t.mt.target_data))
+        start = builder.mul(ir.Constant(I64, self.offset[value_id]), self.items)
+        address = builder.add(start, builder.mul(self.linear, size))
+        return builder.gep(self.base, [address], inbounds=True, source_etype=ir.IntType(8))
 
     def variable(self, inst: Instruction) -> ir.Value:
         return self.slot(inst.result_id, self.t.alloca_builder)
 
     def defined(self, inst: Instruction, value: ir.Value) -> None:
-        if not self.holds(inst.result_id):
+        if inst.result_id not in self.types or inst.opname == "OpVariable":
             return
         if inst.opname == "OpPhi":
             self._pending_phis.append((inst.result_id, value))  # phis must stay first
@@ -360,12 +419,23 @@ class Frame:
         self._pending_phis.clear()
 
     def reload(self, value_id: int) -> ir.Value | None:
-        """The value loaded from the frame in the current block (None in its home block)."""
-        if self.home.get(value_id) == self.t.current_label:
+        """The value as seen in the current block: None in its home block (use the
+        register), else reloaded from the frame or recomputed."""
+        if self.home.get(value_id) == self.t.current_label and not self._recomputing:
             return None
         key = (self.t.b.block, value_id)
-        found = self._reloads.get(key)
+        found = self._cache.get(key)
         if found is None:
-            ty = self.t.llvm_type(self.t.module.defs[value_id].result_type)
-            found = self._reloads[key] = self.t.b.load(self.slot(value_id, self.t.b), typ=ty)
+            found = self._cache[key] = self._materialize(value_id)
         return found
+
+    def _materialize(self, value_id: int) -> ir.Value:
+        inst = self.t.module.defs[value_id]
+        if value_id not in self.remat:
+            return self.t.b.load(self.slot(value_id, self.t.b), typ=self.types[value_id])
+        # Re-run the defining instruction here; its remat operands are recomputed too.
+        self._recomputing += 1
+        try:
+            return HANDLERS[inst.opname](self.t, inst)
+        finally:
+            self._recomputing -= 1

@@ -226,7 +226,11 @@ class ModuleTranslator:
         )
         fn = stepped.function
         fnty = self.types.llvm(fn.function_type)
-        params = list(fnty.args) + self.abi.hidden_parameters() + [ir.PointerType(), ir.IntType(32)]
+        # After the hidden parameters: the group's frame arrays, this work-item's index in
+        # the group, the group's work-item count, and the state to resume from.
+        i64 = ir.IntType(64)
+        extra = [ir.PointerType(), i64, i64, ir.IntType(32)]
+        params = list(fnty.args) + self.abi.hidden_parameters() + extra
         name = (
             "spv.step." + _NAME_SAFE.sub("_", self.module.name_of(fn_id).lstrip("%")) + f".{fn_id}"
         )
@@ -234,7 +238,7 @@ class ModuleTranslator:
         llfn.linkage = "internal"
         translator = FunctionTranslator(self, fn, llfn, stepped)
         translator.translate()
-        return llfn, translator.frame.size(self.target_data), len(stepped.states)
+        return llfn, translator.frame.bytes, len(stepped.states)
 
     def translate(self) -> Translation:
         self._layout_workgroup_variables()

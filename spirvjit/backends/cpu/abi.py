@@ -211,12 +211,12 @@ def _emit_stepped_workgroup_function(
     state = b.alloca(ir.IntType(32), name="state")
     state.type = PTR
     b.store(ir.Constant(ir.IntType(32), 0), state)
+    items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
     dispatch = fn.append_basic_block("dispatch")
     done = fn.append_basic_block("done")
     b.branch(dispatch)
     b.position_at_end(dispatch)
     switch = b.switch(b.load(state, typ=ir.IntType(32)), done)
-    stride = ir.Constant(I64, signature.frame_bytes)
     for number in range(signature.barrier_states + 1):
         region = fn.append_basic_block(f"region{number}")
         switch.add_case(ir.Constant(ir.IntType(32), number), region)
@@ -226,8 +226,8 @@ def _emit_stepped_workgroup_function(
             b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
             loops[2].index,
         )
-        frame = b.gep(frames, [b.mul(linear, stride)], source_etype=I8)
-        after = b.call(kernel, [*kernel_args, ctx, frame, ir.Constant(ir.IntType(32), number)])
+        state_arg = ir.Constant(ir.IntType(32), number)
+        after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
         b.store(after, state)
         for loop in reversed(loops):
             loop.close()
