@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import logging
@@ -15,6 +16,8 @@ from .backends.cpu.launcher import (
     INLINE_WORK_ITEMS,
     RUNNER,
     ArgumentPacker,
+    LaunchPlan,
+    LaunchRecord,
     ThreadPool,
     choose_local_size,
     launch_record,
@@ -197,6 +200,7 @@ class Kernel:
         self._runner = None
         self._code = None
         self.compile_seconds: float | None = None
+        self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
 
     @property
     def num_args(self) -> int:

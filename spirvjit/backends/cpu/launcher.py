@@ -13,6 +13,7 @@ import ctypes
 import queue
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,14 +43,33 @@ class LocalMemory:
         return f"LocalMemory({self.nbytes})"
 
 
+class _Arena(threading.local):
+    """The calling thread's local-memory arena, grown on demand and reused."""
+
+    def __init__(self) -> None:
+        self.buffer = np.empty(0, np.uint8)
+        self.address = 0
+
+    def get(self, nbytes: int) -> int:
+        if self.buffer.size < nbytes + ARENA_ALIGN:
+            self.buffer = np.zeros(nbytes + ARENA_ALIGN, np.uint8)
+            raw = self.buffer.ctypes.data
+            self.address = raw + (-raw % ARENA_ALIGN)
+        return self.address
+
+
 class ThreadPool:
-    """Worker threads that call native runners; the caller takes part in every launch."""
+    """Worker threads that call native runners; the caller takes part in every launch.
+
+    Every thread (the callers' too) has its own arena, so launches that run inline on
+    their calling thread need no lock and several Python threads may launch at once.
+    """
 
     def __init__(self, threads: int):
         self.threads = max(1, threads)
         self._tasks: list[queue.SimpleQueue] = []
         self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._arenas: list[np.ndarray] = [np.empty(0, np.uint8)] * self.threads
+        self._arena = _Arena()
         self._lock = threading.Lock()
         for i in range(self.threads - 1):
             tasks: queue.SimpleQueue = queue.SimpleQueue()
@@ -60,28 +80,23 @@ class ThreadPool:
 
     def _work(self, tasks: queue.SimpleQueue) -> None:
         while True:
-            runner, args, launch, arena = tasks.get()
+            runner, args, launch, arena_bytes = tasks.get()
             try:
-                runner(args, launch, arena)
+                runner(args, launch, self._arena.get(arena_bytes))
             finally:
                 self._done.put(None)
 
-    def arena(self, index: int, nbytes: int) -> int:
-        """Address of thread ``index``'s local-memory arena of at least ``nbytes``."""
-        arena = self._arenas[index]
-        if arena.size < nbytes + ARENA_ALIGN:
-            arena = self._arenas[index] = np.zeros(nbytes + ARENA_ALIGN, np.uint8)
-        address = arena.ctypes.data
-        return address + (-address % ARENA_ALIGN)
-
     def run(self, runner, args: int, launch: int, threads: int, arena_bytes: int) -> None:
-        # One launch at a time: workers share the done queue and the arenas.
+        if threads <= 1:
+            runner(args, launch, self._arena.get(arena_bytes))
+            return
+        # The workers are shared: one multi-threaded launch at a time.
         with self._lock:
             helpers = min(threads, self.threads) - 1
             for i in range(helpers):
-                self._tasks[i].put((runner, args, launch, self.arena(i + 1, arena_bytes)))
+                self._tasks[i].put((runner, args, launch, arena_bytes))
             try:
-                runner(args, launch, self.arena(0, arena_bytes))
+                runner(args, launch, self._arena.get(arena_bytes))
             finally:
                 for _ in range(helpers):
                     self._done.get()
@@ -156,90 +171,154 @@ def choose_local_size(global_size: tuple[int, int, int], dims: int) -> tuple[int
     return tuple(shape)
 
 
+_INT_CTYPES = {8: ctypes.c_uint8, 16: ctypes.c_uint16, 32: ctypes.c_uint32, 64: ctypes.c_uint64}
+_FLOAT_CTYPES = {32: ctypes.c_float, 64: ctypes.c_double}
+
+
 class ArgumentPacker:
-    """Checks one launch's arguments against the signature and packs them for the runner."""
+    """Checks one launch's arguments against the signature and packs them for the runner.
+
+    A packing function per argument is prepared once per kernel, so a launch does
+    only the checks and conversions its argument types need.
+    """
 
     def __init__(self, signature: KernelSignature):
         self.signature = signature
+        self._packers = [self._packer(spec) for spec in signature.args]
+        self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
+        self._dynamic_local = any(spec.kind == "local" for spec in signature.args)
 
     def pack(self, args: Sequence) -> tuple[ctypes.Array, list, int]:
         """Returns (argument pointer array, objects to keep alive, local bytes needed)."""
         sig = self.signature
-        if len(args) != len(sig.args):
+        if len(args) != len(self._packers):
             expected = ", ".join(a.describe() for a in sig.args)
             raise LaunchError(
                 f"takes {len(sig.args)} arguments ({expected}), got {len(args)}", sig.name
             )
-        slots = (ctypes.c_void_p * max(1, len(args)))()
-        keep: list = []
-        local_offset = sig.static_local_bytes
-        for spec, value in zip(sig.args, args, strict=True):
-            if spec.kind == "local":
-                if not isinstance(value, LocalMemory):
-                    raise self._error(
-                        spec, f"expects spirvjit.LocalMemory(nbytes), got {type(value).__name__}"
-                    )
-                local_offset = (local_offset + 127) // 128 * 128
-                storage = ctypes.c_int64(local_offset)
-                local_offset += value.nbytes
-            elif spec.kind in ("global", "constant"):
-                storage = ctypes.c_void_p(self._buffer_address(spec, value, keep))
-            elif spec.kind == "struct":
-                storage = self._struct_bytes(spec, value)
-            else:
-                storage = self._value_bytes(spec, value)
+        slots = self._slots_type()
+        keep = []
+        for i, (packer, value) in enumerate(zip(self._packers, args, strict=True)):
+            storage = packer(value)
             keep.append(storage)
-            slots[spec.index] = ctypes.addressof(storage)
-        if local_offset > LOCAL_MEMORY_BYTES:
-            raise LaunchError(
-                f"needs {local_offset} bytes of local memory; "
-                f"the host CPU device has {LOCAL_MEMORY_BYTES}",
-                sig.name,
-            )
-        return slots, keep, local_offset
-
-    def _error(self, spec: KernelArg, message: str) -> LaunchError:
-        return LaunchError(
-            message,
-            self.signature.name,
-            f"{spec.index} ({spec.name})" if not spec.name.startswith("#") else spec.index,
+            slots[i] = ctypes.addressof(storage)
+        keep.append(args)  # the arrays whose addresses were taken
+        local_bytes = (
+            self._local_layout(args, keep) if self._dynamic_local else sig.static_local_bytes
         )
+        return slots, keep, local_bytes
 
-    def _buffer_address(self, spec: KernelArg, value, keep: list) -> int:
-        if value is None:
-            return 0
-        if not isinstance(value, np.ndarray):
-            raise self._error(
-                spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}"
+    def _local_layout(self, args: Sequence, storages: list) -> int:
+        """Gives each __local argument its offset; returns the bytes the group needs."""
+        offset = self.signature.static_local_bytes
+        for spec, value, storage in zip(self.signature.args, args, storages, strict=False):
+            if spec.kind == "local":
+                offset = (offset + 127) // 128 * 128
+                storage.value = offset
+                offset += value.nbytes
+        if offset > LOCAL_MEMORY_BYTES:
+            raise LaunchError(
+                f"needs {offset} bytes of local memory; "
+                f"the host CPU device has {LOCAL_MEMORY_BYTES}",
+                self.signature.name,
             )
-        if not value.flags.c_contiguous:
-            raise self._error(spec, "the array is not C-contiguous; pass np.ascontiguousarray(a)")
-        if spec.kind == "global" and not value.flags.writeable:
-            raise self._error(
-                spec, "the array is read-only but the kernel may write to a __global buffer"
-            )
-        if spec.element_kind is not None and value.dtype.fields is None:
-            kind = {"f": "float", "i": "int", "u": "int", "b": "bool"}.get(value.dtype.kind)
-            if kind != spec.element_kind or value.dtype.itemsize * 8 != spec.element_bits:
+        return offset
+
+    def _packer(self, spec: KernelArg):
+        if spec.kind == "local":
+            return self._local_packer(spec)
+        if spec.kind in ("global", "constant"):
+            return self._buffer_packer(spec)
+        if spec.kind == "struct":
+            return lambda value: self._struct_bytes(spec, value)
+        dtype = _scalar_dtype(spec)
+        if spec.lanes == 1 and spec.element_kind == "float" and spec.element_bits in _FLOAT_CTYPES:
+            ctype = _FLOAT_CTYPES[spec.element_bits]
+
+            def pack_float(value):
+                numeric = type(value) is float or isinstance(value, (int, np.floating, np.integer))
+                if numeric and not isinstance(value, (bool, np.bool_)):
+                    return ctype(value)
+                raise self._error(spec, f"expects {spec.describe()}, got {type(value).__name__}")
+
+            return pack_float
+        if spec.lanes == 1 and spec.element_kind == "int":
+            ctype, bits = _INT_CTYPES[spec.element_bits], spec.element_bits
+            low, high = -(1 << (bits - 1)), 1 << bits
+
+            def pack_int(value):
+                if (type(value) is int or isinstance(value, np.integer)) and not isinstance(
+                    value, (bool, np.bool_)
+                ):
+                    if low <= value < high:
+                        return ctype(int(value) & (high - 1))
+                    raise self._error(spec, f"{value} does not fit in {spec.describe()}")
+                raise self._error(
+                    spec, f"expects an integer for {spec.describe()}, got {type(value).__name__}"
+                )
+
+            return pack_int
+        if dtype is None:
+            return lambda value: self._unsupported(spec)
+        return lambda value: self._value_bytes(spec, value)
+
+    def _local_packer(self, spec: KernelArg):
+        def pack_local(value):
+            if not isinstance(value, LocalMemory):
+                raise self._error(
+                    spec, f"expects spirvjit.LocalMemory(nbytes), got {type(value).__name__}"
+                )
+            return ctypes.c_int64(0)  # its offset, set once all local sizes are known
+
+        return pack_local
+
+    def _buffer_packer(self, spec: KernelArg):
+        writable = spec.kind == "global"
+        accepted = _accepted_dtypes(spec)
+        align = spec.align
+
+        def pack_buffer(value):
+            if value is None:
+                return ctypes.c_void_p(0)
+            if not isinstance(value, np.ndarray):
+                raise self._error(
+                    spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}"
+                )
+            flags = value.flags
+            if not flags.c_contiguous:
+                raise self._error(
+                    spec, "the array is not C-contiguous; pass np.ascontiguousarray(a)"
+                )
+            if writable and not flags.writeable:
+                raise self._error(
+                    spec, "the array is read-only but the kernel may write to a __global buffer"
+                )
+            if accepted is not None and value.dtype not in accepted and value.dtype.fields is None:
                 raise self._error(
                     spec,
                     f"expects {spec.describe()} (elements of {spec.element_bits}-bit "
                     f"{spec.element_kind}), got an array of {value.dtype}; convert it with "
                     ".astype() or reinterpret it with .view()",
                 )
-        address = value.ctypes.data
-        if address % spec.align and value.size:
-            raise self._error(
-                spec,
-                f"the array's data is not {spec.align}-byte aligned as {spec.describe()} requires",
-            )
-        keep.append(value)
-        return address
+            address = value.ctypes.data
+            if address % align and value.size:
+                raise self._error(
+                    spec,
+                    f"the array's data is not {align}-byte aligned as {spec.describe()} requires",
+                )
+            return ctypes.c_void_p(address)
+
+        return pack_buffer
+
+    def _unsupported(self, spec: KernelArg):
+        raise self._error(spec, f"by-value argument of type {spec.describe()} is not supported")
+
+    def _error(self, spec: KernelArg, message: str) -> LaunchError:
+        where = spec.index if spec.name.startswith("#") else f"{spec.index} ({spec.name})"
+        return LaunchError(message, self.signature.name, where)
 
     def _value_bytes(self, spec: KernelArg, value) -> ctypes.Array:
         dtype = _scalar_dtype(spec)
-        if dtype is None:
-            raise self._error(spec, f"by-value argument of type {spec.describe()} is not supported")
         lanes = spec.lanes
         if lanes > 1:
             data = np.asarray(value)
@@ -253,8 +332,7 @@ class ArgumentPacker:
         converted = np.zeros(spec.size // dtype.itemsize, dtype)
         for i, item in enumerate(items):
             converted[i] = self._scalar(spec, item, dtype)
-        buffer = (ctypes.c_char * spec.size).from_buffer_copy(converted.tobytes()[: spec.size])
-        return buffer
+        return (ctypes.c_char * spec.size).from_buffer_copy(converted.tobytes()[: spec.size])
 
     def _scalar(self, spec: KernelArg, item, dtype: np.dtype):
         if isinstance(item, (bool, np.bool_)) and dtype.kind != "b":
@@ -288,8 +366,24 @@ class ArgumentPacker:
             )
         if len(data) != spec.size:
             raise self._error(spec, f"expects a struct of {spec.size} bytes, got {len(data)} bytes")
-        buffer = (ctypes.c_char * max(1, spec.size)).from_buffer_copy(data or b"\0")
-        return buffer
+        return (ctypes.c_char * max(1, spec.size)).from_buffer_copy(data or b"\0")
+
+
+def _accepted_dtypes(spec: KernelArg) -> frozenset | None:
+    """The NumPy dtypes a buffer argument accepts (None: any)."""
+    if spec.element_kind is None:
+        return None
+    bits = spec.element_bits
+    if spec.element_kind == "float":
+        names = {16: ["f2"], 32: ["f4"], 64: ["f8"]}.get(bits, [])
+    elif spec.element_kind == "bool":
+        names = ["?"] if bits == 8 else []
+    else:
+        names = [f"i{bits // 8}", f"u{bits // 8}"]
+    dtypes = set()
+    for name in names:
+        dtypes |= {np.dtype("<" + name), np.dtype("=" + name)}
+    return frozenset(dtypes)
 
 
 def _scalar_dtype(spec: KernelArg) -> np.dtype | None:
@@ -302,11 +396,23 @@ def _scalar_dtype(spec: KernelArg) -> np.dtype | None:
     return None
 
 
+LaunchRecord = ctypes.c_int64 * LAUNCH_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchPlan:
+    """What a launch of one NDRange shape needs, checked once and reused."""
+
+    record: bytes  # the launch record (frames offset still 0)
+    threads: int
+    group_items: int  # work-items per (full) group
+
+
 def launch_record(
     global_size, local_size, global_offset, dims: int, threads: int, frames_offset: int = 0
 ) -> tuple[ctypes.Array, int]:
     """The launch record the runner reads (see abi.py); returns it and the group count."""
-    record = (ctypes.c_int64 * LAUNCH_WORDS)()
+    record = LaunchRecord()
     groups = [-(-size // group) for size, group in zip(global_size, local_size, strict=True)]
     total = groups[0] * groups[1] * groups[2]
     record[0:3] = list(global_size)
