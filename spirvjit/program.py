@@ -213,6 +213,32 @@ class Kernel:
             self._runner = RUNNER(self._code.address)
 
     def __call__(self, *args, global_size, local_size=None, global_offset=None) -> None:
+        key = (global_size, local_size, global_offset)
+        try:
+            plan = self._plans[key]
+        except (KeyError, TypeError):  # TypeError: sizes given as lists, not hashable
+            plan = self._plan(global_size, local_size, global_offset)
+            if len(self._plans) < 64:
+                with contextlib.suppress(TypeError):
+                    self._plans[key] = plan
+        slots, keep, local_bytes = self._packer.pack(args)
+        if self._runner is None:
+            self.compile()
+        record = LaunchRecord.from_buffer_copy(plan.record)
+        # Kernels with barriers keep each work-item's frame after the group's local memory.
+        frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
+        record[16] = frames_offset
+        arena_bytes = frames_offset + self.signature.frame_bytes * plan.group_items
+        _thread_pool().run(
+            self._runner,
+            ctypes.addressof(slots),
+            ctypes.addressof(record),
+            plan.threads,
+            arena_bytes,
+        )
+        del keep
+
+    def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
         gs, ls, offset, dims = normalize_sizes(self.name, global_size, local_size, global_offset)
         required = self.signature.required_local_size
         if ls is None:
@@ -222,20 +248,10 @@ class Kernel:
                 f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
                 self.name,
             )
-        slots, keep, local_bytes = self._packer.pack(args)
-        self.compile()
-        pool = _thread_pool()
-        items = gs[0] * gs[1] * gs[2]
-        threads = 1 if items < INLINE_WORK_ITEMS else pool.threads
-        # Kernels with barriers keep each work-item's frame after the group's local memory.
-        frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
-        arena_bytes = frames_offset + self.signature.frame_bytes * ls[0] * ls[1] * ls[2]
-        record, total = launch_record(gs, ls, offset, dims, threads, frames_offset)
-        threads = min(threads, total)
-        pool.run(
-            self._runner, ctypes.addressof(slots), ctypes.addressof(record), threads, arena_bytes
-        )
-        del keep
+        pool_threads = _thread_pool().threads
+        threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
+        record, total = launch_record(gs, ls, offset, dims, threads)
+        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2])
 
     def __repr__(self) -> str:
         args = ", ".join(a.describe() for a in self.signature.args)
