@@ -80,6 +80,14 @@ def opencl_to_spirv(
             return f.read()
 
 
+# SPIR-V extensions spirvjit translates, allowed in clang's output (float atomics
+# otherwise stop clang's SPIR-V backend with "requires the following SPIR-V extension").
+_SPIRV_EXTENSIONS = (
+    "-mllvm",
+    "--spirv-ext=+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max",
+)
+
+
 def _std_options(options: list[str]) -> list[str]:
     """The default language standard, unless the user chose one."""
     if any(o.startswith("-cl-std=") for o in options):
@@ -89,7 +97,8 @@ def _std_options(options: list[str]) -> list[str]:
 
 def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     clang = require_tool("clang", "compiling OpenCL C to SPIR-V")
-    cmd = [clang, "--target=spirv64", "-c", "-O2", *_std_options(options), *options, src, "-o", spv]
+    cmd = [clang, "--target=spirv64", "-c", "-O2", *_SPIRV_EXTENSIONS, *_std_options(options)]
+    cmd += [*options, src, "-o", spv]
     _run(cmd, "compile", os.path.basename(src), tmp)
 
 

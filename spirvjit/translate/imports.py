@@ -122,7 +122,12 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
     if op in ("inc", "dec"):
         ty = t.llvm_type(t.current.result_type)
         return t.b.atomic_rmw("add" if op == "inc" else "sub", ptr, ir.Constant(ty, 1), "seq_cst")
-    if op in ("min", "max"):
+    if not isinstance(args[1].type, ir.IntType):
+        # cl_ext_float_atomics: atomic_fetch_{add,sub,min,max} on float and double.
+        op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
+        if op is None:
+            raise t.error(f"'{plain}' has no floating-point form")
+    elif op in ("min", "max"):
         op = op if signed else "u" + op
     return t.b.atomic_rmw(op, ptr, args[1], "seq_cst")
 

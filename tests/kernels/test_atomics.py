@@ -122,3 +122,22 @@ def test_atomic_flag_has_one_winner(prog):
     wins = np.zeros(1, np.int32)
     prog.kernel("flag")(f, wins, global_size=N)
     assert wins[0] == 1
+
+
+def test_float_atomic_add_min_max(producer):
+    if producer == "translator":
+        pytest.skip("clang-15 has no cl_ext_float_atomics built-ins")
+    prog = build(
+        r"""
+        kernel void f(global atomic_float* acc) {
+            float x = (float)get_global_id(0);
+            atomic_fetch_add_explicit(&acc[0], 0.5f, memory_order_relaxed, memory_scope_device);
+            atomic_fetch_max_explicit(&acc[1], x, memory_order_relaxed, memory_scope_device);
+            atomic_fetch_min_explicit(&acc[2], -x, memory_order_relaxed, memory_scope_device);
+        }
+        """,
+        producer=producer,
+    )
+    acc = np.zeros(3, np.float32)
+    prog.kernel("f")(acc, global_size=N)
+    assert list(acc) == [0.5 * N, N - 1, -(N - 1)]
