@@ -106,3 +106,28 @@ def test_host_device_reports_its_limits():
     (host,) = spirvjit.devices()
     assert host.kind == "cpu" and host.compute_units >= 1
     assert host.local_memory_bytes >= 32 * 1024 and host.max_work_group_size >= 256
+
+
+def test_physical32_module_runs(tmp_path):
+    # clang's spirv32 target writes Physical32 addressing: size_t and pointers are 32-bit
+    # in the module, while the host's pointers stay 64-bit.
+    import shutil
+    import subprocess
+
+    clang = shutil.which("clang-22")
+    if clang is None:
+        pytest.skip("clang-22 is not installed")
+    source = tmp_path / "k.cl"
+    source.write_text(
+        "kernel void k(global float* y, global const float* x, float a) {"
+        " size_t i = get_global_id(0); y[i] = a * x[i] + y[i] + (float)(sizeof(size_t)); }"
+    )
+    spv = tmp_path / "k.spv"
+    subprocess.run(
+        [clang, "--target=spirv32", "-cl-std=CL3.0", "-O2", "-c", str(source), "-o", str(spv)],
+        check=True,
+    )
+    prog = spirvjit.load_spirv(spv)
+    x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
+    prog.kernel("k")(y, x, 2.0, global_size=100)
+    assert np.array_equal(y, 2 * np.arange(100, dtype=np.float32) + 1 + 4)
