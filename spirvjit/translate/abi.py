@@ -16,6 +16,9 @@ from llvmlite import ir
 class TargetABI(Protocol):
     triple: str
     data_layout: str
+    # True when one thread runs a work-group's work-items one after another, so that
+    # atomics on local memory need no atomic instructions.
+    sequential_workgroups: bool
 
     def address_space(self, storage_class: int) -> int:
         """The LLVM address space of a SPIR-V storage class."""

@@ -228,51 +228,57 @@ def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
 
 
 def crossing_values(fn: Function, continuations: dict[int, int]) -> set[int]:
-    """Ids of values defined in ``fn`` that may be used after a barrier that follows
-    their definition (conservatively: some barrier is reachable from the definition
-    and the use is reachable from that barrier's continuation)."""
+    """Ids of the values live across a barrier: live on entry to a barrier's continuation.
+
+    Classic backward liveness on the split CFG, where a barrier block's successor
+    is its continuation; a phi's operand counts as used at the end of the
+    predecessor it comes from.
+    """
     succ = {b.label_id: _successors(b, continuations) for b in fn.blocks}
-    reach: dict[int, set[int]] = {}
-    for start in succ:
-        seen, pending = {start}, [start]
-        while pending:
-            for nxt in succ.get(pending.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    pending.append(nxt)
-        reach[start] = seen
-    barrier_blocks = [
-        b.label_id
-        for b in fn.blocks
-        if b.instructions and b.instructions[-1].opname == "OpControlBarrier"
-    ]
-    after = {x: reach[succ[x][0]] for x in barrier_blocks}
-    def_block: dict[int, int] = {}
+    defined_here: set[int] = set()
+    uses: dict[int, set[int]] = {}  # upward-exposed uses per block
+    defs: dict[int, set[int]] = {}
+    phi_defs: dict[int, set[int]] = {}
+    phi_uses: dict[tuple[int, int], set[int]] = {}  # (predecessor, block) -> values
     for block in fn.blocks:
         for inst in block.instructions:
             if inst.result_id is not None:
-                def_block[inst.result_id] = block.label_id
-    crossing: set[int] = set()
+                defined_here.add(inst.result_id)
     for block in fn.blocks:
+        label = block.label_id
+        used, made, phis = set(), set(), set()
         for inst in block.instructions:
-            uses = [
-                (op, block.label_id)
-                for op, kind in zip(inst.operands, inst.kinds, strict=False)
-                if kind in _ID_KINDS and op in def_block
-            ]
             if inst.opname == "OpPhi":
                 ops = inst.operands
-                uses = [
-                    (v, pred)
-                    for v, pred in zip(ops[0::2], ops[1::2], strict=True)
-                    if v in def_block
-                ]
-            for value, use_block in uses:
-                if value in crossing:
-                    continue
-                home = def_block[value]
-                if any(x in reach[home] and use_block in after[x] for x in barrier_blocks):
-                    crossing.add(value)
+                for value, pred in zip(ops[0::2], ops[1::2], strict=True):
+                    if value in defined_here:
+                        phi_uses.setdefault((pred, label), set()).add(value)
+                phis.add(inst.result_id)
+            else:
+                for op, kind in zip(inst.operands, inst.kinds, strict=False):
+                    if kind in _ID_KINDS and op in defined_here and op not in made:
+                        used.add(op)
+            if inst.result_id is not None:
+                made.add(inst.result_id)
+        uses[label], defs[label], phi_defs[label] = used, made, phis
+    live_in: dict[int, set[int]] = {label: set() for label in succ}
+    changed = True
+    while changed:
+        changed = False
+        for block in reversed(fn.blocks):
+            label = block.label_id
+            live_out: set[int] = set()
+            for nxt in succ[label]:
+                live_out |= (live_in.get(nxt, set()) - phi_defs.get(nxt, set())) | phi_uses.get(
+                    (label, nxt), set()
+                )
+            new_in = uses[label] | (live_out - defs[label])
+            if new_in != live_in[label]:
+                live_in[label] = new_in
+                changed = True
+    crossing: set[int] = set()
+    for resume in continuations.values():
+        crossing |= live_in.get(resume, set())
     return crossing
 
 

@@ -18,6 +18,7 @@ from ..spirv.module import Instruction
 from .builtins import builtin_of_function
 from .function import FunctionTranslator
 from .ops_arith import resize_int
+from .ops_atomic import compare_exchange, read_modify_write
 from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
 
 # Itanium codes of OpenCL scalar types: (kind, bits, signed).
@@ -116,12 +117,13 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
     ptr = args[0]
     pointee = re.sub(r"^P(?:U\d+AS\d+)?[VK]*(?:U7_Atomic)?", "", codes)
     signed = first_parameter_signed(pointee)
+    # Address space 3 is __local in clang's OpenCL mangling.
+    local = codes.startswith("PU3AS3") and getattr(t.mt.abi, "sequential_workgroups", False)
     if op == "cmpxchg":
-        pair = t.b.cmpxchg(ptr, args[1], args[2], "seq_cst", "seq_cst")
-        return t.b.extract_value(pair, 0)
+        return compare_exchange(t, ptr, args[1], args[2], ("seq_cst", "seq_cst"), local)
     if op in ("inc", "dec"):
-        ty = t.llvm_type(t.current.result_type)
-        return t.b.atomic_rmw("add" if op == "inc" else "sub", ptr, ir.Constant(ty, 1), "seq_cst")
+        one = ir.Constant(t.llvm_type(t.current.result_type), 1)
+        return read_modify_write(t, "add" if op == "inc" else "sub", ptr, one, "seq_cst", local)
     if not isinstance(args[1].type, ir.IntType):
         # cl_ext_float_atomics: atomic_fetch_{add,sub,min,max} on float and double.
         op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
@@ -129,7 +131,7 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
             raise t.error(f"'{plain}' has no floating-point form")
     elif op in ("min", "max"):
         op = op if signed else "u" + op
-    return t.b.atomic_rmw(op, ptr, args[1], "seq_cst")
+    return read_modify_write(t, op, ptr, args[1], "seq_cst", local)
 
 
 def _cast(t: FunctionTranslator, value: ir.Value, ty: ir.Type) -> ir.Value:

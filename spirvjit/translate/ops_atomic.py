@@ -2,15 +2,20 @@
 
 Scopes are not lowered: on the host CPU every scope is the whole system, and
 sequential consistency at a wider scope is still correct at a narrower one.
+
+Where the backend runs each work-group's work-items one after another on one
+thread (the CPU), nobody else can touch a group's local memory while it runs, so
+atomics on ``__local`` memory become plain read-modify-write sequences: a locked
+instruction costs several nanoseconds, a plain add one cycle.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from ..spirv.grammar import MemorySemantics
+from ..spirv.grammar import MemorySemantics, StorageClass
 from ..spirv.module import Instruction
-from .function import FunctionTranslator, handles
+from .function import FunctionTranslator, handles, overload_suffix
 
 I1 = ir.IntType(1)
 
@@ -54,11 +59,68 @@ def ordering(
     return "monotonic"
 
 
+def group_private(t: FunctionTranslator, ptr_id: int) -> bool:
+    """Whether ``ptr_id`` points to local memory that only this thread can touch now."""
+    if not getattr(t.mt.abi, "sequential_workgroups", False):
+        return False
+    ptr_type = t.types.spv(t.type_of(ptr_id))
+    return ptr_type.kind == "pointer" and ptr_type.storage == StorageClass.Workgroup
+
+
+def read_modify_write(
+    t: FunctionTranslator, op: str, ptr: ir.Value, value: ir.Value, order: str, plain: bool
+) -> ir.Value:
+    """``atomicrmw op``, or with ``plain`` the same as a load, an operation and a store."""
+    if not plain:
+        return t.b.atomic_rmw(op, ptr, value, order)
+    old = t.b.load(ptr, typ=value.type)
+    t.b.store(_combine(t, op, old, value), ptr)
+    return old
+
+
+def _combine(t: FunctionTranslator, op: str, old: ir.Value, value: ir.Value) -> ir.Value:
+    b = t.b
+    if op in ("min", "max", "umin", "umax"):
+        cmp = b.icmp_unsigned if op.startswith("u") else b.icmp_signed
+        keep_old = cmp("<" if op.endswith("min") else ">", old, value)
+        return b.select(keep_old, old, value)
+    if op in ("fmin", "fmax"):
+        name = "minnum" if op == "fmin" else "maxnum"
+        return t.intrinsic(f"llvm.{name}.{overload_suffix(old.type)}", old.type, [old, value])
+    combine = {
+        "xchg": lambda: value,
+        "add": lambda: b.add(old, value),
+        "sub": lambda: b.sub(old, value),
+        "and": lambda: b.and_(old, value),
+        "or": lambda: b.or_(old, value),
+        "xor": lambda: b.xor(old, value),
+        "fadd": lambda: b.fadd(old, value),
+        "fsub": lambda: b.fsub(old, value),
+    }
+    return combine[op]()
+
+
+def compare_exchange(
+    t: FunctionTranslator, ptr: ir.Value, expected: ir.Value, value: ir.Value, orders, plain: bool
+) -> ir.Value:
+    """The old value at ``ptr``; ``value`` is stored there if the old value was ``expected``."""
+    if not plain:
+        return t.b.extract_value(t.b.cmpxchg(ptr, expected, value, *orders), 0)
+    old = t.b.load(ptr, typ=value.type)
+    t.b.store(t.b.select(t.b.icmp_unsigned("==", old, expected), value, old), ptr)
+    return old
+
+
 @handles(*_RMW)
 def atomic_rmw(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     ptr_id, _scope, semantics, value_id = inst.operands
-    return t.b.atomic_rmw(
-        _RMW[inst.opname], t.value(ptr_id), t.value(value_id), ordering(t, semantics)
+    return read_modify_write(
+        t,
+        _RMW[inst.opname],
+        t.value(ptr_id),
+        t.value(value_id),
+        ordering(t, semantics),
+        group_private(t, ptr_id),
     )
 
 
@@ -67,13 +129,16 @@ def atomic_step(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     ptr_id, _scope, semantics = inst.operands
     op = "add" if inst.opname == "OpAtomicIIncrement" else "sub"
     one = ir.Constant(t.llvm_type(inst.result_type), 1)
-    return t.b.atomic_rmw(op, t.value(ptr_id), one, ordering(t, semantics))
+    order = ordering(t, semantics)
+    return read_modify_write(t, op, t.value(ptr_id), one, order, group_private(t, ptr_id))
 
 
 @handles("OpAtomicLoad")
 def atomic_load(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     ptr_id, _scope, semantics = inst.operands
     ty = t.llvm_type(inst.result_type)
+    if group_private(t, ptr_id):
+        return t.b.load(t.value(ptr_id), typ=ty)
     align = ty.get_abi_size(t.mt.target_data)
     return t.b.load_atomic(t.value(ptr_id), ordering(t, semantics, load=True), align, typ=ty)
 
@@ -81,6 +146,9 @@ def atomic_load(t: FunctionTranslator, inst: Instruction) -> ir.Value:
 @handles("OpAtomicStore")
 def atomic_store(t: FunctionTranslator, inst: Instruction) -> None:
     ptr_id, _scope, semantics, value_id = inst.operands
+    if group_private(t, ptr_id):
+        t.b.store(t.value(value_id), t.value(ptr_id))
+        return
     atomic_store_value(t, t.value(ptr_id), t.value(value_id), ordering(t, semantics, store=True))
 
 
@@ -97,8 +165,9 @@ def atomic_compare_exchange(t: FunctionTranslator, inst: Instruction) -> ir.Valu
     failure = ordering(t, unequal_sem, load=True)
     if success == "monotonic" and failure != "monotonic":
         success = failure  # the success ordering may not be weaker than the failure one
-    pair = t.b.cmpxchg(t.value(ptr_id), t.value(comparator_id), t.value(value_id), success, failure)
-    return t.b.extract_value(pair, 0)
+    ptr, value, expected = t.value(ptr_id), t.value(value_id), t.value(comparator_id)
+    plain = group_private(t, ptr_id)
+    return compare_exchange(t, ptr, expected, value, (success, failure), plain)
 
 
 @handles("OpAtomicFlagTestAndSet")

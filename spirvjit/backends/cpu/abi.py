@@ -48,6 +48,10 @@ _CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR])
 class CpuABI:
     """TargetABI for the host CPU: flat memory, work-item state in a hidden context."""
 
+    # One thread runs a work-group's work-items one after another: its local memory
+    # is private to that thread while the group runs.
+    sequential_workgroups = True
+
     def __init__(self, triple: str, data_layout: str):
         self.triple = triple
         self.data_layout = data_layout

@@ -28,7 +28,7 @@ LOCAL_MEMORY_BYTES = 256 * 1024
 ARENA_ALIGN = 64
 # Launches with fewer work-items than this run on the calling thread alone:
 # waking workers costs more than they would save.
-INLINE_WORK_ITEMS = 1 << 14
+INLINE_WORK_ITEMS = 1 << 12
 
 
 class LocalMemory:
