@@ -9,11 +9,14 @@ SPIR-V time is reported separately. Prints the median, quartiles and the slowest
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
+# Cold JIT means compiling: no kernel comes from the persistent cache.
+os.environ["SPIRVJIT_CACHE"] = "0"
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "kernels"))
 

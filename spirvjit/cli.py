@@ -11,11 +11,22 @@ Exit status: 0 success, 1 bad input (the error goes to stderr), 2 usage error.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 
+from . import config
+from .cli_cache import register_cache
 from .errors import SpirvJitError
+from .ubin.commands import (
+    register_add_target,
+    register_build,
+    register_extract,
+    register_inspect,
+    register_run,
+    register_strip,
+)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 1
@@ -23,22 +34,35 @@ EXIT_USAGE = 2
 
 
 def register_dis(subparsers: argparse._SubParsersAction) -> None:
-    """``spirvjit dis FILE.spv [-o OUT]``: print a module as SPIR-V assembly."""
+    """``spirvjit dis FILE [--target T] [-o OUT]``: SPIR-V assembly, or a variant's code."""
     parser = subparsers.add_parser(
         "dis",
-        help="disassemble a SPIR-V binary",
-        description="Print a SPIR-V binary module as text that spirv-as can reassemble.",
+        help="disassemble a SPIR-V binary or a unified binary",
+        description="Print a SPIR-V module (a .spv file, or a .ubin's module) as text that "
+        "spirv-as can reassemble; with --target, a .ubin native variant's machine code "
+        "(through llvm-objdump).",
     )
-    parser.add_argument("file", metavar="FILE.spv", help="the SPIR-V binary to disassemble")
+    parser.add_argument("file", metavar="FILE", help="a SPIR-V binary or a unified binary")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the text to OUT, not stdout")
-    parser.set_defaults(handler=_run_dis)
+    parser.add_argument(
+        "--target", metavar="T", help="a .ubin variant to disassemble: host, x86-64-v3, cpu:..."
+    )
+    parser.add_argument("--module", type=int, default=0, help="a .ubin's module index (0)")
+    parser.set_defaults(handler=_run_dis, error=parser.error)
 
 
 def _run_dis(args: argparse.Namespace) -> int:
     from .spirv.disasm import disassemble
+    from .ubin.format import MAGIC
 
     with open(args.file, "rb") as f:
-        text = disassemble(f.read())
+        data = f.read()
+    if data.startswith(MAGIC):
+        text = _dis_ubin(args, data)
+    elif args.target:
+        args.error(f"--target needs a unified binary; {args.file} is not one")
+    else:
+        text = disassemble(data)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -48,7 +72,48 @@ def _run_dis(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (register_dis,)
+def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
+    import subprocess
+    import tempfile
+
+    from .errors import CompileError
+    from .spirv.disasm import disassemble
+    from .toolchain import require_tool
+    from .ubin.describe import find_variant
+    from .ubin.reader import UnifiedBinary
+
+    binary = UnifiedBinary(data, os.path.basename(args.file))
+    if not 0 <= args.module < binary.module_count:
+        args.error(f"{binary.name} has modules 0..{binary.module_count - 1}")
+    if not args.target:
+        return disassemble(binary.module(args.module))
+    variant = find_variant(binary, args.target, args.module)
+    # llvmlite cannot disassemble object files; llvm-objdump can.
+    objdump = require_tool("llvm-objdump", "disassembling native variants")
+    parts = []
+    with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
+        for kernel in sorted(variant.objects):
+            path = os.path.join(tmp, "kernel.o")
+            with open(path, "wb") as f:
+                f.write(variant.objects[kernel])
+            cmd = [objdump, "-d", "--no-show-raw-insn", path]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise CompileError(f"llvm-objdump failed on kernel {kernel}", proc.stderr)
+            parts.append(f"; kernel {kernel}, {variant.name}\n{proc.stdout.replace(path, kernel)}")
+    return "\n".join(parts)
+
+
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
+    register_build,
+    register_inspect,
+    register_run,
+    register_dis,
+    register_extract,
+    register_add_target,
+    register_strip,
+    register_cache,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if config.debug():  # the variant choice and JIT times go to the "spirvjit" logger
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
         return args.handler(args)
     except (SpirvJitError, OSError) as exc:

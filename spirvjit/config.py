@@ -25,6 +25,11 @@ def debug() -> bool:
     return _flag("SPIRVJIT_DEBUG")
 
 
+def force_jit() -> bool:
+    """SPIRVJIT_FORCE_JIT=1: ignore unified binaries' native variants, JIT from the SPIR-V."""
+    return _flag("SPIRVJIT_FORCE_JIT")
+
+
 def num_threads() -> int:
     """SPIRVJIT_NUM_THREADS: worker threads of the host CPU device (default: all cores)."""
     value = os.environ.get("SPIRVJIT_NUM_THREADS", "").strip()
@@ -34,3 +39,60 @@ def num_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not every platform has affinity masks
         return os.cpu_count() or 1
+
+
+DEFAULT_CACHE_MAX_SIZE = 1 << 30  # 1 GiB
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def cache_enabled() -> bool:
+    """SPIRVJIT_CACHE: the persistent kernel cache is on unless this is 0, false, no or off."""
+    return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_dir() -> Path:
+    """SPIRVJIT_CACHE_DIR: the persistent cache's directory (default: the user cache dir)."""
+    value = os.environ.get("SPIRVJIT_CACHE_DIR", "").strip()
+    if value:
+        return Path(value).expanduser()
+    import platformdirs  # imported here: only the cache needs it
+
+    return Path(platformdirs.user_cache_dir("spirvjit", appauthor=False))
+
+
+def cache_max_size() -> int:
+    """SPIRVJIT_CACHE_MAX_SIZE: the disk cache's size limit in bytes (default 1 GiB).
+
+    Raises ValueError, naming the variable, when the value is not a size.
+    """
+    value = os.environ.get("SPIRVJIT_CACHE_MAX_SIZE", "").strip()
+    if not value:
+        return DEFAULT_CACHE_MAX_SIZE
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise ValueError(f"SPIRVJIT_CACHE_MAX_SIZE: {exc}") from None
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``text``: an integer with an optional binary suffix, e.g. 4096, 100M, 1.5G, 2GiB.
+
+    Suffixes K, M, G, T (also KB/KiB, ...) are powers of 1024, case-insensitive.
+    Raises ValueError saying what is accepted.
+    """
+    raw = text.strip().upper().replace(" ", "")
+    for tail in ("IB", "B"):
+        if raw.endswith(tail) and raw[: -len(tail)][-1:] in ("K", "M", "G", "T"):
+            raw = raw[: -len(tail)]
+            break
+    unit = raw[-1:] if raw[-1:] in _SIZE_UNITS else ""
+    number = raw[: len(raw) - len(unit)]
+    try:
+        size = float(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        size = -1.0
+    if not number or size < 0 or size != size or size == float("inf"):
+        raise ValueError(
+            f"{text!r} is not a size; give bytes or a number with K, M, G or T (e.g. 100M, 2G)"
+        )
+    return int(size)

@@ -80,7 +80,7 @@ class Program:
         self._data_library: str | None = None
         self._data = None  # keeps the program's data library alive
         self._kernels: dict[str, Kernel] = {}
-        self.origins: dict[str, str] = {}  # kernel -> "native", "cache" or "compile"
+        self.origins: dict[str, str] = {}  # kernel -> "native", "memory", "disk" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         self._translated()  # translate eagerly: a bad module fails here, not at first launch
 
@@ -111,6 +111,11 @@ class Program:
         except LaunchError:
             raise AttributeError(name) from None
 
+    @property
+    def signatures(self) -> dict[str, KernelSignature]:
+        """Every kernel's signature (arguments, work-group size hints), by name."""
+        return dict(self._translated().kernels)
+
     def kernel_key(self, name: str) -> KernelKey:
         """The cache key of kernel ``name`` on this program's target."""
         return KernelKey.make(self.spirv_digest, name, self.spec_constants, self.target)
@@ -132,8 +137,9 @@ class Program:
     def object_code(self, name: str, times: jit.StageTimes | None = None) -> tuple[bytes, str]:
         """Native object code of kernel ``name`` for the target, and where it came from.
 
-        Order: a native object given at load ("native"), the cache ("cache"), the JIT
-        ("compile"; the result is stored in the cache).
+        Order: a native object given at load ("native"), the cache ("memory": compiled
+        earlier by this process; "disk": the persistent cache; not asked when
+        SPIRVJIT_DUMP is set), the JIT ("compile"; the result is stored in the cache).
         """
         times = times or jit.StageTimes()
         with self._lock:
@@ -143,12 +149,13 @@ class Program:
             if obj is not None:
                 return obj, "native"
             key = self.kernel_key(name)
-            obj = times.run("cache", cache.load, key)
-            if obj is not None:
-                return obj, "cache"
+            directory = config.dump_dir()
+            # Dumps come from compiling, so SPIRVJIT_DUMP skips the cache lookup.
+            hit = None if directory else times.run("cache", cache.lookup, key)
+            if hit is not None:
+                return hit.obj, hit.origin
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
-            directory = config.dump_dir()
             if directory is not None:
                 from .spirv.disasm import disassemble
 

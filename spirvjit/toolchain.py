@@ -28,6 +28,8 @@ _CANDIDATES: dict[str, tuple[str, ...]] = {
     "spirv-val": ("spirv-val",),
     "spirv-as": ("spirv-as",),
     "spirv-dis": ("spirv-dis",),
+    "spirv-link": ("spirv-link",),
+    "llvm-objdump": ("llvm-objdump-22", "/usr/lib/llvm-22/bin/llvm-objdump"),
     "ld.lld": ("ld.lld-22", "/usr/lib/llvm-22/bin/ld.lld", "ld.lld"),
     "ptxas": ("ptxas", "/usr/local/cuda/bin/ptxas"),
 }
@@ -40,6 +42,8 @@ _PACKAGES: dict[str, str] = {
     "spirv-val": "spirv-tools",
     "spirv-as": "spirv-tools",
     "spirv-dis": "spirv-tools",
+    "spirv-link": "spirv-tools",
+    "llvm-objdump": "llvm-22",
     "ld.lld": "lld-22",
     "ptxas": "nvidia-cuda-toolkit",
 }

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -111,9 +114,6 @@ def test_host_device_reports_its_limits():
 def test_physical32_module_runs(tmp_path):
     # clang's spirv32 target writes Physical32 addressing: size_t and pointers are 32-bit
     # in the module, while the host's pointers stay 64-bit.
-    import shutil
-    import subprocess
-
     clang = shutil.which("clang-22")
     if clang is None:
         pytest.skip("clang-22 is not installed")
@@ -131,3 +131,33 @@ def test_physical32_module_runs(tmp_path):
     x, y = np.arange(100, dtype=np.float32), np.ones(100, np.float32)
     prog.kernel("k")(y, x, 2.0, global_size=100)
     assert np.array_equal(y, 2 * np.arange(100, dtype=np.float32) + 1 + 4)
+
+
+def test_frexp_on_double_vectors_compiles_for_baseline_x86_64():
+    # Regression: llvm.frexp on <N x double> aborted the whole process in LLVM 22's
+    # x86 back end without AVX ("Invalid type for widened vector"). Run it in a child
+    # process so a crash fails this test instead of killing the test run.
+    code = """
+import spirvjit
+from spirvjit.target import parse_cpu_target
+src = '''kernel void f(global const double* a, global double* o, global int* e) {
+    size_t i = get_global_id(0); int k; o[i] = frexp(a[i], &k) + rootn(a[i], 3); e[i] = k; }'''
+spirv = spirvjit.compile_opencl(src).spirv
+for level in ("x86-64", "x86-64-v2"):
+    spirvjit.Program(spirv, target=parse_cpu_target(level)).object_code("f")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_frexp_matches_numpy():
+    prog = spirvjit.compile_opencl(
+        """kernel void f(global const double* a, global double* o, global int* e) {
+        size_t i = get_global_id(0); int k; o[i] = frexp(a[i], &k); e[i] = k; }"""
+    )
+    a = np.array([0.0, -0.0, 1.0, -3.5, 5e-324, 2.2e-308, 1e300, np.inf, -np.inf, np.nan])
+    o, e = np.zeros_like(a), np.zeros(a.size, np.int32)
+    prog.kernel("f")(a, o, e, global_size=a.size)
+    m_ref, e_ref = np.frexp(a)
+    np.testing.assert_array_equal(o, m_ref)
+    assert list(e[:7]) == list(e_ref[:7])

@@ -172,7 +172,9 @@ def test_many_groups_on_all_threads(prog):
     # Enough groups for the thread pool: each thread reuses its arena across groups.
     x = np.random.default_rng(4).random(1024 * 64, dtype=np.float32)
     out = np.zeros(1024, np.float32)
-    prog.kernel("tree_reduce")(x, out, spirvjit.LocalMemory(64 * 4), global_size=x.size, local_size=64)
+    prog.kernel("tree_reduce")(
+        x, out, spirvjit.LocalMemory(64 * 4), global_size=x.size, local_size=64
+    )
     np.testing.assert_allclose(out, x.reshape(1024, 64).sum(1, dtype=np.float64), rtol=1e-5)
 
 

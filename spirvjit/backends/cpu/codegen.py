@@ -20,6 +20,7 @@ from llvmlite import ir
 
 from ...errors import CompileError
 from ...target import Target
+from ...translate.mathlib import vector_declarations
 
 
 @functools.cache
@@ -80,7 +81,16 @@ def parse(text: str, what: str) -> llvm.ModuleRef:
 
 
 def optimize(module: llvm.ModuleRef, target: Target) -> None:
-    """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``."""
+    """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``.
+
+    First declares the libmvec variants of the libm functions the module calls that
+    ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
+    """
+    declarations = vector_declarations(target.features, {fn.name for fn in module.functions})
+    if declarations:
+        vector_library = llvm.parse_assembly(f'target triple = "{target.triple}"\n' + declarations)
+        vector_library.data_layout = module.data_layout
+        module.link_in(vector_library)
     tm = target_machine(target)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
@@ -102,9 +112,9 @@ _jit_lock = threading.Lock()
 
 @functools.cache
 def _lljit(target: Target) -> llvm.LLJIT:
-    # Kernels call libm for math and the compiler runtime in libgcc_s for
-    # conversions the CPU has no instruction for (e.g. double → half).
-    for name in ("m", "gcc_s"):
+    # Kernels call libm for math, its vector variants in libmvec, and the compiler
+    # runtime in libgcc_s for conversions the CPU has no instruction for (double → half).
+    for name in ("m", "mvec", "gcc_s"):
         path = ctypes.util.find_library(name)
         if path:
             llvm.load_library_permanently(path)

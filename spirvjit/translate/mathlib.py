@@ -1,0 +1,128 @@
+"""Bindings of the device math library to the host C library and its vector variants.
+
+Transcendental functions call glibc's libm (``sinf``, ``exp``, ...), whose scalar functions
+are accurate to about 1 ulp. Each declaration carries the LLVM attribute
+``vector-function-abi-variant`` naming glibc's libmvec variants (x86-64 vector function ABI:
+``_ZGVbN4v_sinf`` SSE, ``_ZGVdN8v_sinf`` AVX2, ``_ZGVeN16v_sinf`` AVX-512), so LLVM's loop and
+SLP vectorizers can turn a work-item loop of scalar calls into SIMD calls. A variant is usable
+only where its declaration exists in the module: the back end adds the declarations the
+target's ISA supports (:func:`vector_declarations`) at JIT time, which is the per-target
+specialization. LLVM 22 dropped the ``-vector-library`` option from its library, so this is
+what its InjectTLIMappings pass would do with ``-vector-library=LIBMVEC``.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+# Functions glibc 2.35+ exports from libmvec in every x86-64 ISA flavour, with their arity.
+LIBMVEC: dict[str, int] = {
+    **dict.fromkeys(
+        [
+            "acos",
+            "acosh",
+            "asin",
+            "asinh",
+            "atan",
+            "atanh",
+            "cbrt",
+            "cos",
+            "cosh",
+            "erf",
+            "erfc",
+            "exp",
+            "exp10",
+            "exp2",
+            "expm1",
+            "log",
+            "log10",
+            "log1p",
+            "log2",
+            "sin",
+            "sinh",
+            "tan",
+            "tanh",
+        ],
+        1,
+    ),
+    "atan2": 2,
+    "hypot": 2,
+    "pow": 2,
+}
+# ISA letter of the x86-64 vector function ABI, the LLVM feature it needs, register bits.
+_ISAS = (("b", "+sse2", 128), ("d", "+avx2", 256), ("e", "+avx512f", 512))
+_VARIANT_ATTRIBUTE = "vector-function-abi-variant"
+
+
+class _LibmAttributes(ir.FunctionAttributes):
+    """Function attributes that also accept the string attribute naming vector variants."""
+
+    def add(self, name: str) -> None:
+        if name.startswith(f'"{_VARIANT_ATTRIBUTE}"'):
+            set.add(self, name)
+        else:
+            super().add(name)
+
+
+def _lanes(bits: int, lane: ir.Type) -> int:
+    return bits // (64 if isinstance(lane, ir.DoubleType) else 32)
+
+
+def _c_name(name: str, lane: ir.Type) -> str:
+    return name + ("f" if isinstance(lane, ir.FloatType) else "")
+
+
+def _vector_name(isa: str, lanes: int, arity: int, c_name: str) -> str:
+    return f"_ZGV{isa}N{lanes}{'v' * arity}_{c_name}"
+
+
+def libm_function(module: ir.Module, name: str, lane: ir.Type, arity: int) -> ir.Function:
+    """The C library's ``name`` of ``arity`` ``lane`` (float or double) arguments, declared once.
+
+    Declared ``readnone nounwind``: OpenCL has no errno, so the calls are pure and the
+    vectorizer may move and widen them. libmvec functions also name their vector variants.
+    """
+    c_name = _c_name(name, lane)
+    existing = module.globals.get(c_name)
+    if existing is not None:
+        return existing
+    fn = ir.Function(module, ir.FunctionType(lane, [lane] * arity), c_name)
+    fn.attributes = _LibmAttributes(["nounwind", "readnone"])
+    if name in LIBMVEC:
+        variants = ",".join(
+            f"_ZGV_LLVM_N{_lanes(bits, lane)}{'v' * arity}_{c_name}"
+            f"({_vector_name(isa, _lanes(bits, lane), arity, c_name)})"
+            for isa, _, bits in _ISAS
+        )
+        fn.attributes.add(f'"{_VARIANT_ATTRIBUTE}"="{variants}"')
+    return fn
+
+
+def vector_declarations(features: str, called: set[str]) -> str:
+    """IR declaring the libmvec variants ``features`` supports for the libm functions ``called``.
+
+    ``llvm.compiler.used`` keeps the declarations alive until the vectorizer has run. Returns ""
+    when there is nothing to declare (no libmvec function called, or an ISA without one).
+    """
+    flags = set(features.split(","))
+    decls: list[tuple[str, str]] = []
+    for name, arity in LIBMVEC.items():
+        for lane, suffix in ((ir.FloatType(), "f"), (ir.DoubleType(), "")):
+            if name + suffix not in called:
+                continue
+            for isa, feature, bits in _ISAS:
+                if feature in flags:
+                    vec = ir.VectorType(lane, _lanes(bits, lane))
+                    symbol = _vector_name(isa, vec.count, arity, name + suffix)
+                    decls.append(
+                        (symbol, f"declare {vec} @{symbol}({', '.join([str(vec)] * arity)})")
+                    )
+    if not decls:
+        return ""
+    used = ", ".join(f"ptr @{symbol}" for symbol, _ in decls)
+    lines = [text for _, text in decls]
+    lines.append(
+        f"@llvm.compiler.used = appending global [{len(decls)} x ptr] [{used}], "
+        'section "llvm.metadata"'
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,327 @@
+"""The unified binary subcommands of ``spirvjit``: build, inspect, extract, add-target,
+strip and run (``dis`` lives in spirvjit/cli.py and accepts .ubin files too).
+
+Each ``register_<name>`` adds a parser whose defaults carry ``handler`` and ``error``
+(the subparser's own ``error``, so a bad argument found late still exits 2 with that
+subcommand's usage). Handlers import what they need when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+EXIT_OK = 0
+
+
+def _targets(args: argparse.Namespace, text: str | None) -> list:
+    """``--target host,x86-64-v3`` as Targets; a bad name is a usage error."""
+    from ..target import parse_cpu_target
+
+    names = [t for part in (text or "").split(",") if (t := part.strip())]
+    try:
+        return [parse_cpu_target(name) for name in names]
+    except ValueError as exc:
+        args.error(str(exc))
+
+
+def _add_output(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("-o", "--output", metavar="OUT", help=help_text)
+
+
+def _new(subparsers, name: str, help_text: str, description: str, handler):
+    parser = subparsers.add_parser(name, help=help_text, description=description)
+    parser.set_defaults(handler=handler, error=parser.error)
+    return parser
+
+
+# --- build -----------------------------------------------------------------------------------
+
+
+def register_build(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit build SRC... -o app.ubin [--target T,...]``."""
+    parser = _new(
+        subparsers,
+        "build",
+        "compile sources into a unified binary (.ubin)",
+        "Compile OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
+        "(.ll/.bc) into one SPIR-V module (several inputs are linked) and write a unified "
+        "binary with it, its kernel table, a build record and native code for --target.",
+        _run_build,
+    )
+    parser.add_argument("sources", nargs="+", metavar="SRC", help="input files")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.ubin", help="output file")
+    parser.add_argument(
+        "--target",
+        metavar="T[,T...]",
+        help="native variants to include: host, generic, x86-64, x86-64-v2, x86-64-v3, x86-64-v4",
+    )
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]")
+    parser.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
+    parser.add_argument(
+        "--option",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="OPT",
+        help="another clang option, e.g. --option=-cl-fast-relaxed-math",
+    )
+    parser.add_argument("--embed-source", action="store_true", help="embed the inputs")
+    parser.add_argument("--producer", choices=("clang", "translator"), default="clang")
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from .build import Input, build_contents
+    from .writer import write_file
+
+    targets = _targets(args, args.target)
+    options = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes] + args.options
+    inputs = [Input.from_path(path) for path in args.sources]
+    contents = build_contents(
+        inputs,
+        options=options,
+        producer=args.producer,
+        targets=targets,
+        embed_source=args.embed_source,
+    )
+    write_file(contents, args.output)
+    return EXIT_OK
+
+
+# --- inspect ---------------------------------------------------------------------------------
+
+
+def register_inspect(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit inspect app.ubin [--json]``."""
+    parser = _new(
+        subparsers,
+        "inspect",
+        "show a unified binary's kernels, variants and build record",
+        "Show the kernels and their arguments, the native variants with their sizes, "
+        "which one this machine would run and why, and the build record. Every section's "
+        "checksum is verified.",
+        _run_inspect,
+    )
+    parser.add_argument("file", metavar="FILE.ubin")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
+    from .describe import describe, render
+    from .reader import read_file
+
+    info = describe(read_file(args.file))
+    sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
+    return EXIT_OK
+
+
+# --- extract ---------------------------------------------------------------------------------
+
+
+def register_extract(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit extract app.ubin --spirv OUT | --variant T -o OUT | --source DIR``."""
+    parser = _new(
+        subparsers,
+        "extract",
+        "write a unified binary's SPIR-V, native objects or sources to files",
+        "Write one part of a unified binary to files: the SPIR-V module (--spirv), a "
+        "variant's object files (--variant; -o a file for one kernel, or a directory for "
+        "KERNEL.o each), or the embedded sources (--source DIR).",
+        _run_extract,
+    )
+    parser.add_argument("file", metavar="FILE.ubin")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--spirv", metavar="OUT.spv", help="write the SPIR-V module")
+    what.add_argument("--variant", metavar="TARGET", help="a variant: host, x86-64-v3, cpu:...")
+    what.add_argument("--source", metavar="DIR", help="write the embedded sources into DIR")
+    _add_output(parser, "with --variant: the object file, or a directory")
+    parser.add_argument("--kernel", help="with --variant: only this kernel's object")
+    parser.add_argument("--module", type=int, default=0, help="module index (default 0)")
+
+
+def _run_extract(args: argparse.Namespace) -> int:
+    from ..errors import BinaryFormatError
+    from .describe import find_variant
+    from .reader import read_file
+
+    binary = read_file(args.file)
+    if not 0 <= args.module < binary.module_count:
+        args.error(f"{binary.name} has modules 0..{binary.module_count - 1}")
+    if args.spirv:
+        _write(args.spirv, binary.module(args.module))
+    elif args.source:
+        if not binary.source_names:
+            raise BinaryFormatError(f"{binary.name} has no embedded sources (build --embed-source)")
+        os.makedirs(args.source, exist_ok=True)
+        for name in binary.source_names:  # names are checked bare file names: no ../
+            _write(os.path.join(args.source, name), binary.source(name))
+    else:
+        if not args.output:
+            args.error("--variant needs -o OUT (a file, or a directory)")
+        variant = find_variant(binary, args.variant, args.module)
+        kernels = sorted(variant.objects)
+        if args.kernel:
+            if args.kernel not in variant.objects:
+                args.error(f"variant {variant.name} has no kernel {args.kernel!r}: {kernels}")
+            kernels = [args.kernel]
+        if os.path.isdir(args.output) or args.output.endswith(os.sep):
+            os.makedirs(args.output, exist_ok=True)
+            for kernel in kernels:
+                _write(os.path.join(args.output, f"{kernel}.o"), variant.objects[kernel])
+        elif len(kernels) == 1:
+            _write(args.output, variant.objects[kernels[0]])
+        else:
+            args.error(f"the variant has {len(kernels)} kernels: pass --kernel K or -o a directory")
+    return EXIT_OK
+
+
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+# --- add-target and strip --------------------------------------------------------------------
+
+
+def register_add_target(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit add-target app.ubin --target T[,T...] [-o OUT]``."""
+    parser = _new(
+        subparsers,
+        "add-target",
+        "compile and add native variants to a unified binary",
+        "Compile every kernel of every module for each target and add (or replace) that "
+        "native variant. Variants are built for the spec constants of an existing variant "
+        "of the module, else for the module's defaults.",
+        _run_add_target,
+    )
+    parser.add_argument("file", metavar="FILE.ubin")
+    parser.add_argument("--target", required=True, metavar="T[,T...]", help="e.g. host,x86-64-v3")
+    _add_output(parser, "write here instead of replacing FILE")
+
+
+def _run_add_target(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .build import native_variant
+    from .reader import read_file
+    from .writer import write_file
+
+    targets = _targets(args, args.target)
+    contents = read_file(args.file).contents()
+    variants = {v.identity(): v for v in contents.variants}
+    for index, spirv in enumerate(contents.modules):
+        spec = next((dict(v.spec_constants) for v in contents.variants if v.module == index), {})
+        for target in targets:
+            variant = native_variant(spirv, target, spec, index)
+            variants[variant.identity()] = variant
+    write_file(dataclasses.replace(contents, variants=tuple(variants.values())), _out(args))
+    return EXIT_OK
+
+
+def _out(args: argparse.Namespace) -> str:
+    return args.output or args.file
+
+
+def register_strip(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit strip app.ubin [--native] [--sources] [-o OUT]``."""
+    parser = _new(
+        subparsers,
+        "strip",
+        "drop native variants and/or embedded sources",
+        "Drop the native variants (--native), the embedded sources (--sources), or both "
+        "when neither is given. The SPIR-V, kernel table and build record stay.",
+        _run_strip,
+    )
+    parser.add_argument("file", metavar="FILE.ubin")
+    parser.add_argument("--native", action="store_true", help="drop the native variants")
+    parser.add_argument("--sources", action="store_true", help="drop the embedded sources")
+    _add_output(parser, "write here instead of replacing FILE")
+
+
+def _run_strip(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from .reader import read_file
+    from .writer import write_file
+
+    both = not (args.native or args.sources)
+    contents = read_file(args.file).contents()
+    if both or args.native:
+        contents = dataclasses.replace(contents, variants=())
+    if both or args.sources:
+        contents = dataclasses.replace(contents, sources=())
+    write_file(contents, _out(args))
+    return EXIT_OK
+
+
+# --- run -------------------------------------------------------------------------------------
+
+
+def register_run(subparsers: argparse._SubParsersAction) -> None:
+    """``spirvjit run app.ubin KERNEL --global N [--local L] [--args ...]``."""
+    parser = _new(
+        subparsers,
+        "run",
+        "launch a kernel on generated inputs and time it",
+        "Load FILE (.ubin, or .spv), launch KERNEL on generated inputs and report the "
+        "first launch (JIT or native load included) and the steady-state time. Buffers "
+        "get one random element per work-item; by-value arguments take --args values "
+        "(positional, or NAME=VALUE with an argument's name or index), else integers "
+        "default to the work-item count and floats to 1.0.",
+        _run_run,
+    )
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("kernel", metavar="KERNEL")
+    parser.add_argument("--global", dest="global_size", required=True, metavar="N[,N[,N]]")
+    parser.add_argument("--local", dest="local_size", metavar="L[,L[,L]]")
+    parser.add_argument("--args", nargs="*", default=[], metavar="VALUE")
+    parser.add_argument("--repeat", type=int, default=10, help="steady-state launches (10)")
+
+
+def _sizes(args: argparse.Namespace, text: str | None, what: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        args.error(f"{what} must be 1 to 3 comma-separated integers, got {text!r}")
+    if not 1 <= len(sizes) <= 3 or min(sizes) < 1:
+        args.error(f"{what} must be 1 to 3 positive integers, got {text!r}")
+    return sizes
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    import math
+
+    from ..backends.cpu.launcher import choose_local_size, normalize_sizes
+    from ..program import Program
+    from .api import open_program
+    from .quickrun import make_args, time_kernel
+
+    global_size = _sizes(args, args.global_size, "--global")
+    local_size = _sizes(args, args.local_size, "--local")
+    if args.repeat < 0:
+        args.error("--repeat must be 0 or more")
+    if args.file.endswith(".spv"):
+        with open(args.file, "rb") as f:
+            program, picked = Program(f.read(), name=os.path.basename(args.file)), "SPIR-V (JIT)"
+    else:
+        program, choice = open_program(args.file)
+        picked = choice.variant.name if choice.variant else "SPIR-V (JIT)"
+        picked += f" ({choice.how}: {choice.reason})"
+    kernel = program.kernel(args.kernel)
+    # The local size the launch will use, so __local buffers can be sized for it.
+    gs, ls, _, dims = normalize_sizes(kernel.name, global_size, local_size, None)
+    ls = ls or kernel.signature.required_local_size or choose_local_size(gs, dims)
+    try:
+        launch_args = make_args(kernel, math.prod(gs), math.prod(ls), args.args)
+    except ValueError as exc:
+        args.error(str(exc))
+    timing = time_kernel(kernel, launch_args, gs[:dims], tuple(ls)[:dims], args.repeat)
+    print(f"{kernel!r} from {program.name}: runs {picked}")
+    print(f"first launch: {timing.first_s * 1e3:.3f} ms ({timing.origin})")
+    if timing.repeats:
+        print(f"steady state: {timing.steady_s * 1e3:.3f} ms (median of {timing.repeats})")
+    return EXIT_OK

@@ -1,0 +1,208 @@
+"""Unified binaries end to end: build → inspect → load → run, from the command line
+(``python -m spirvjit``) and the Python API, on the example kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spirvjit
+from spirvjit.target import X86_64_LEVELS, enabled_features, host_target
+from spirvjit.toolchain import require_tool
+from spirvjit.ubin.reader import read_file
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "kernels"
+SOURCES = sorted(EXAMPLES.glob("*.cl"))
+HAS_V3 = host_target().triple.startswith("x86_64") and X86_64_LEVELS["x86-64-v3"] <= (
+    enabled_features(host_target().features)
+)
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "spirvjit", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory) -> Path:
+    """The example kernels with native code for this CPU, built by the CLI."""
+    path = tmp_path_factory.mktemp("ubin") / "app.ubin"
+    proc = cli("build", *map(str, SOURCES), "-o", str(path), "--target", "host", "--embed-source")
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+def saxpy(program: spirvjit.Program) -> np.ndarray:
+    x = np.arange(1000, dtype=np.float32)
+    y = np.ones(1000, dtype=np.float32)
+    program.kernel("saxpy")(np.float32(2), x, y, np.uint32(1000), global_size=1000)
+    np.testing.assert_array_equal(y, 2 * np.arange(1000, dtype=np.float32) + 1)
+    return y
+
+
+def test_inspect_shows_kernels_variants_and_choice(app):
+    proc = cli("inspect", str(app), "--json")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert {k["name"] for k in info["kernels"]} == {"mandelbrot", "saxpy", "stencil", "vec4_math"}
+    saxpy_args = next(k for k in info["kernels"] if k["name"] == "saxpy")["args"]
+    assert [a["kind"] for a in saxpy_args] == ["value", "global", "global", "value"]
+    assert saxpy_args[1]["access"] == "read_only"
+    assert [v["cpu"] for v in info["variants"]] == [host_target().arch]
+    assert info["selection"][0]["how"] == "exact"
+    assert info["build"]["producer"] == "clang"
+    assert [s["name"] for s in info["sources"]] == [p.name for p in SOURCES]
+    text = cli("inspect", str(app)).stdout
+    assert "this machine" in text and "exact" in text
+
+
+def test_load_runs_the_native_variant(app):
+    program = spirvjit.load(app)
+    assert isinstance(program, spirvjit.Program)
+    saxpy(program)
+    assert program.origins["saxpy"] == "native"
+
+
+def test_forced_jit_runs_the_spirv(app, monkeypatch, caplog):
+    monkeypatch.setenv("SPIRVJIT_FORCE_JIT", "1")
+    monkeypatch.setenv("SPIRVJIT_DEBUG", "1")
+    with caplog.at_level("INFO", logger="spirvjit"):
+        program = spirvjit.load(str(app))
+    assert "SPIRVJIT_FORCE_JIT" in caplog.text
+    saxpy(program)
+    assert program.origins["saxpy"] != "native"
+
+
+@pytest.mark.skipif(not HAS_V3, reason="needs an x86-64-v3 host")
+def test_compatible_level_variant_is_used(tmp_path):
+    path = tmp_path / "v3.ubin"
+    spirvjit.build(EXAMPLES / "saxpy.cl", path, targets=["x86-64-v3"])
+    program = spirvjit.load(path)
+    saxpy(program)
+    assert program.origins["saxpy"] == "native"
+    info = json.loads(cli("inspect", str(path), "--json").stdout)
+    assert info["selection"][0]["how"] == "compatible"
+
+
+def test_cli_run_reports_times(app):
+    proc = cli("run", str(app), "saxpy", "--global", "4096", "--args", "2.5", "--repeat", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "first launch" in proc.stdout and "(native)" in proc.stdout
+    assert "steady state" in proc.stdout
+    proc = cli(
+        "run",
+        str(app),
+        "stencil",
+        "--global",
+        "256",
+        env={"SPIRVJIT_FORCE_JIT": "1", "SPIRVJIT_DEBUG": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SPIRVJIT_FORCE_JIT is set" in proc.stderr
+    assert "(native)" not in proc.stdout
+
+
+def test_extract_strip_and_add_target(app, tmp_path):
+    spv = tmp_path / "out.spv"
+    assert cli("extract", str(app), "--spirv", str(spv)).returncode == 0
+    assert spv.read_bytes() == read_file(app).module(0)
+    assert spirvjit.load_spirv(spv).kernel_names
+    assert cli("extract", str(app), "--source", str(tmp_path / "src")).returncode == 0
+    assert (tmp_path / "src" / "saxpy.cl").read_bytes() == (EXAMPLES / "saxpy.cl").read_bytes()
+    obj = tmp_path / "saxpy.o"
+    proc = cli("extract", str(app), "--variant", "host", "--kernel", "saxpy", "-o", str(obj))
+    assert proc.returncode == 0, proc.stderr
+    assert obj.read_bytes()[:4] == b"\x7fELF"
+
+    stripped = tmp_path / "stripped.ubin"
+    assert cli("strip", str(app), "-o", str(stripped)).returncode == 0
+    binary = read_file(stripped)
+    assert binary.variants == () and binary.source_names == ()
+    assert stripped.stat().st_size < app.stat().st_size
+    assert spirvjit.load(stripped).kernel_names == spirvjit.load(app).kernel_names
+
+    assert cli("add-target", str(stripped), "--target", "host").returncode == 0
+    program = spirvjit.load(stripped)
+    saxpy(program)
+    assert program.origins["saxpy"] == "native"
+
+
+def test_build_is_deterministic(app, tmp_path):
+    again = tmp_path / "again.ubin"
+    args = ["build", *map(str, SOURCES), "-o", str(again), "--target", "host", "--embed-source"]
+    assert cli(*args).returncode == 0
+    assert again.read_bytes() == app.read_bytes()
+
+
+def test_inputs_of_every_kind_link_into_one_module(tmp_path):
+    (tmp_path / "a.cl").write_text(
+        "float helper(float x);\n"
+        "kernel void twice(global float *y) { size_t i = get_global_id(0); y[i] = helper(y[i]); }\n"
+    )
+    (tmp_path / "b.cl").write_text("float helper(float x) { return 2.0f * x; }\n")
+    ll = tmp_path / "c.ll"
+    clang = subprocess.run(
+        ["clang-22", "--target=spirv64", "-cl-std=CL3.0", "-O2", "-S", "-emit-llvm", "-o", str(ll),
+         "-x", "cl", "-"],
+        input="kernel void fill(global int *y) { y[get_global_id(0)] = 7; }\n",
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert clang.returncode == 0, clang.stderr
+    spvasm = tmp_path / "d.spvasm"
+    from spirvjit.spirv.disasm import disassemble
+
+    spvasm.write_text(
+        disassemble(spirvjit.compile_opencl("kernel void nop(global int *y) {}").spirv)
+    )
+    out = tmp_path / "linked.ubin"
+    inputs = ["a.cl", "b.cl", "c.ll", "d.spvasm"]
+    proc = cli("build", *(str(tmp_path / n) for n in inputs), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    program = spirvjit.load(out)
+    assert set(program.kernel_names) == {"twice", "fill", "nop"}
+    y = np.arange(8, dtype=np.float32)
+    program.kernel("twice")(y, global_size=8)
+    np.testing.assert_array_equal(y, 2 * np.arange(8, dtype=np.float32))
+    assert [name for name, _ in read_file(out).build.inputs] == inputs
+
+
+def test_dis_accepts_unified_binaries(app):
+    proc = cli("dis", str(app))
+    assert proc.returncode == 0 and "OpEntryPoint Kernel" in proc.stdout
+    try:
+        require_tool("llvm-objdump", "this test")
+    except spirvjit.CompileError:
+        pytest.skip("llvm-objdump-22 is not installed")
+    proc = cli("dis", str(app), "--target", "host")
+    assert proc.returncode == 0, proc.stderr
+    assert "; kernel saxpy" in proc.stdout and "ret" in proc.stdout
+
+
+def test_errors_and_exit_codes(app, tmp_path):
+    bad = tmp_path / "bad.cl"
+    bad.write_text("kernel void k(global int *y) { y[0] = undefined_name; }\n")
+    proc = cli("build", str(bad), "-o", str(tmp_path / "x.ubin"))
+    assert proc.returncode == 1 and "bad.cl:1:" in proc.stderr
+    proc = cli("build", str(bad), "-o", str(tmp_path / "x.ubin"), "--target", "x86-64-v9")
+    assert proc.returncode == 2 and "valid targets" in proc.stderr
+    proc = cli("inspect", str(EXAMPLES / "saxpy.cl"))
+    assert proc.returncode == 1 and "byte 0: not a unified binary" in proc.stderr
+    truncated = tmp_path / "cut.ubin"
+    truncated.write_bytes(app.read_bytes()[:-10])
+    proc = cli("run", str(truncated), "saxpy", "--global", "8")
+    assert proc.returncode == 1 and "truncated" in proc.stderr
+    proc = cli("extract", str(app), "--variant", "x86-64-v2", "-o", str(tmp_path / "o"))
+    assert proc.returncode == 1 and "no native variant matches" in proc.stderr
+    assert cli("run", str(app)).returncode == 2
