@@ -110,14 +110,28 @@ def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
 _jit_lock = threading.Lock()
 
 
+# Kernels call libm for math, its vector variants in libmvec, and the compiler runtime
+# in libgcc_s for conversions the CPU has no instruction for (double -> half).
+_RUNTIME_LIBRARIES = (("m", "libm.so.6"), ("mvec", "libmvec.so.1"), ("gcc_s", "libgcc_s.so.1"))
+
+
+def _load_runtime_library(name: str, soname: str) -> None:
+    # The soname first: ctypes.util.find_library runs ldconfig in a subprocess
+    # (milliseconds of every process's first launch).
+    try:
+        llvm.load_library_permanently(soname)
+        return
+    except RuntimeError:
+        pass
+    path = ctypes.util.find_library(name)
+    if path:
+        llvm.load_library_permanently(path)
+
+
 @functools.cache
 def _lljit(target: Target) -> llvm.LLJIT:
-    # Kernels call libm for math, its vector variants in libmvec, and the compiler
-    # runtime in libgcc_s for conversions the CPU has no instruction for (double → half).
-    for name in ("m", "mvec", "gcc_s"):
-        path = ctypes.util.find_library(name)
-        if path:
-            llvm.load_library_permanently(path)
+    for name, soname in _RUNTIME_LIBRARIES:
+        _load_runtime_library(name, soname)
     return llvm.create_lljit_compiler(target_machine(target))
 
 
