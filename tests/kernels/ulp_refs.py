@@ -251,7 +251,7 @@ FUNCTIONS: tuple[MathFn, ...] = (
     MathFn("sin", "f", np.sin, mp.sin, U4, (-100, 100)),
     MathFn("sinh", "f", np.sinh, mp.sinh, U4, (-90, 90)),
     MathFn("sinpi", "f", _sinpi, mp.sinpi, U4),
-    MathFn("sqrt", "f", np.sqrt, mp.sqrt, (3, 0, 1.5), (0, 100)),
+    MathFn("sqrt", "f", np.sqrt, mp.sqrt, (3, 0, 0), (0, 100)),  # double, half: correctly rounded
     MathFn("tan", "f", np.tan, mp.tan, (5, 5, 2), (-100, 100)),
     MathFn("tanh", "f", np.tanh, mp.tanh, (5, 5, 2)),
     MathFn("tanpi", "f", _tanpi, lambda x: mp.sinpi(x) / mp.cospi(x), U6),
