@@ -126,21 +126,18 @@ def launch_overhead(launches: int) -> list[tuple[str, float]]:
     a = np.zeros(1, np.int32)
     kernel(a, 7, global_size=1)
     assert a[0] == 7
-    sizes = launcher.normalize_sizes("tiny", 1, None, None)
-    gs, _, offset, dims = sizes
-    ls = launcher.choose_local_size(gs, dims)
+    plan = kernel._plan(1, None, None)
     slots, keep, _ = kernel._packer.pack((a, 7))
-    record, _ = launcher.launch_record(gs, ls, offset, dims, 1)
+    record = launcher.LaunchRecord.from_buffer_copy(plan.record)
     runner = kernel._runner
     args, launch = ctypes.addressof(slots), ctypes.addressof(record)
     pool = spirvjit.program._thread_pool()
-    arena = pool.arena(0, 0)
+    arena = pool._arena.get(0)
     parts = [
         ("whole launch: kernel(a, 7, global_size=1)", lambda: kernel(a, 7, global_size=1)),
-        ("  normalize_sizes", lambda: launcher.normalize_sizes("tiny", 1, None, None)),
-        ("  choose_local_size", lambda: launcher.choose_local_size(gs, dims)),
+        ("  NDRange plan (first launch of a shape only)", lambda: kernel._plan(1, None, None)),
         ("  ArgumentPacker.pack", lambda: kernel._packer.pack((a, 7))),
-        ("  launch_record", lambda: launcher.launch_record(gs, ls, offset, dims, 1)),
+        ("  launch record copy", lambda: launcher.LaunchRecord.from_buffer_copy(plan.record)),
         ("  ThreadPool.run (1 thread)", lambda: pool.run(runner, args, launch, 1, 0)),
         ("  the runner through ctypes alone", lambda: runner(args, launch, arena)),
     ]

@@ -18,7 +18,8 @@ from .backends.cpu import abi as cpu_abi
 from .backends.cpu import codegen
 from .spirv.module import Module
 from .target import Target
-from .translate.module import Translation, translate
+from .translate.module import ModuleTranslator, Translation, translate
+from .translate.signature import KernelSignature
 
 log = logging.getLogger("spirvjit")
 
@@ -47,13 +48,25 @@ class StageTimes:
         return f"{self.total * 1e3:.1f} ms ({parts})"
 
 
+def _abi(target: Target) -> cpu_abi.CpuABI:
+    return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
+
+
+def quick_look(
+    module: Module, target: Target, spec_constants: dict, prefix: str
+) -> tuple[dict[str, KernelSignature] | None, bool]:
+    """(kernel signatures, whether the program has writable program-scope variables)
+    without translating function bodies; signatures are None where only a full
+    translation can tell. Checks the entry points and the spec constant ids."""
+    translator = ModuleTranslator(module, _abi(target), spec_constants, prefix)
+    return translator.signatures(), translator.has_mutable_globals()
+
+
 def translate_program(
     module: Module, target: Target, spec_constants: dict, prefix: str
 ) -> Translation:
     """Translates the module once per program and wraps every kernel for the CPU."""
-    tm = codegen.target_machine(target)
-    abi = cpu_abi.CpuABI(target.triple, str(tm.target_data))
-    translation = translate(module, abi, spec_constants, prefix)
+    translation = translate(module, _abi(target), spec_constants, prefix)
     for index, (name, fn) in enumerate(translation.kernel_functions.items()):
         cpu_abi.emit_kernel_wrappers(
             translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"
@@ -61,8 +74,9 @@ def translate_program(
     return translation
 
 
-def runner_symbol(translation: Translation, prefix: str, kernel: str) -> str:
-    index = list(translation.kernel_functions).index(kernel)
+def runner_symbol(module: Module, prefix: str, kernel: str) -> str:
+    """The exported symbol of a kernel's runner: named after the entry point's index."""
+    index = [entry.name for entry in module.entry_points].index(kernel)
     return f"{prefix}.k{index}.run"
 
 

@@ -82,7 +82,12 @@ class Program:
         self._kernels: dict[str, Kernel] = {}
         self.origins: dict[str, str] = {}  # kernel -> "native", "memory", "disk" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
-        self._translated()  # translate eagerly: a bad module fails here, not at first launch
+        # Entry points and spec constants are checked now; function bodies are translated
+        # at the first compile, so a kernel found in a cache never pays for translation.
+        signatures, self._has_mutable_globals = jit.quick_look(
+            self.module, self.target, self.spec_constants, self._prefix
+        )
+        self._signatures = signatures if signatures is not None else self._translated().kernels
 
     @property
     def spirv(self) -> bytes:
@@ -94,13 +99,13 @@ class Program:
         with self._lock:
             found = self._kernels.get(name)
             if found is None:
-                if name not in self._translated().kernels:
+                if name not in self._signatures:
                     raise LaunchError(
                         "no kernel of that name; this program has "
                         + (", ".join(self.kernel_names) or "none"),
                         name,
                     )
-                found = self._kernels[name] = Kernel(self, name, self._translated().kernels[name])
+                found = self._kernels[name] = Kernel(self, name, self._signatures[name])
             return found
 
     def __getattr__(self, name: str) -> Kernel:
@@ -114,7 +119,7 @@ class Program:
     @property
     def signatures(self) -> dict[str, KernelSignature]:
         """Every kernel's signature (arguments, work-group size hints), by name."""
-        return dict(self._translated().kernels)
+        return dict(self._signatures)
 
     def kernel_key(self, name: str) -> KernelKey:
         """The cache key of kernel ``name`` on this program's target."""
@@ -143,7 +148,7 @@ class Program:
         """
         times = times or jit.StageTimes()
         with self._lock:
-            if name not in self._translated().kernels:
+            if name not in self._signatures:
                 self.kernel(name)  # raises the LaunchError that lists the kernels
             obj = self._native_objects.get(name)
             if obj is not None:
@@ -154,14 +159,15 @@ class Program:
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
-            if self._translate_seconds:
-                times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
             if directory is not None:
                 from .spirv.disasm import disassemble
 
                 jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
-            symbol = jit.runner_symbol(self._translated(), self._prefix, name)
-            obj = jit.compile_kernel(self._translated(), self.target, symbol, name, times)
+            symbol = jit.runner_symbol(self.module, self._prefix, name)
+            translation = self._translated()
+            if self._translate_seconds:
+                times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
+            obj = jit.compile_kernel(translation, self.target, symbol, name, times)
             cache.store(key, obj)
             return obj, "compile"
 
@@ -170,8 +176,8 @@ class Program:
         with self._lock:
             times = jit.StageTimes()
             obj, origin = self.object_code(name, times)
-            translation = self._translated()
-            if translation.mutable_globals and self._data_library is None:
+            if self._has_mutable_globals and self._data_library is None:
+                translation = self._translated()
                 data_ir = codegen.data_ir(translation.module, translation.mutable_globals)
                 data = codegen.parse(data_ir, "program data")
                 self._data, self._data_library = codegen.load_data(
@@ -180,7 +186,7 @@ class Program:
                     codegen.emit_object(data, self.target),
                     [g.name for g in translation.mutable_globals],
                 )
-            symbol = jit.runner_symbol(translation, self._prefix, name)
+            symbol = jit.runner_symbol(self.module, self._prefix, name)
             code = times.run(
                 "load",
                 codegen.load_kernel,

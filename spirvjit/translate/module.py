@@ -240,6 +240,36 @@ class ModuleTranslator:
         translator.translate()
         return llfn, translator.frame.bytes, len(stepped.states)
 
+    def signatures(self) -> dict[str, KernelSignature] | None:
+        """Every kernel's signature without translating function bodies (cheap), or None
+        when only a full translation can tell (a barrier kernel's frame size)."""
+        if functions_with_barriers(self.module):
+            return None
+        self._layout_workgroup_variables()
+        signatures = {}
+        for entry in self.module.entry_points:
+            self._check_entry_point(entry)
+            signatures[entry.name] = self._signature(entry.name, entry.function_id)
+        return signatures
+
+    def has_mutable_globals(self) -> bool:
+        """Whether the module has program-scope variables its kernels may write."""
+        return any(
+            inst.opname == "OpVariable"
+            and inst.operands[0] == StorageClass.CrossWorkgroup
+            and not self.module.decorations_of(inst.result_id, Decoration.Constant)
+            for inst in self.module.globals
+        )
+
+    def _check_entry_point(self, entry) -> None:
+        if entry.execution_model != ExecutionModel.Kernel:
+            raise SpirvError(
+                f"entry point '{entry.name}' has execution model "
+                f"{ExecutionModel(entry.execution_model).name}; "
+                "only Kernel entry points can run",
+                entry.offset,
+            )
+
     def translate(self) -> Translation:
         self._layout_workgroup_variables()
         barrier_functions = functions_with_barriers(self.module)
@@ -252,13 +282,7 @@ class ModuleTranslator:
         kernels: dict[str, KernelSignature] = {}
         kernel_functions: dict[str, ir.Function] = {}
         for entry in self.module.entry_points:
-            if entry.execution_model != ExecutionModel.Kernel:
-                raise SpirvError(
-                    f"entry point '{entry.name}' has execution model "
-                    f"{ExecutionModel(entry.execution_model).name}; "
-                    "only Kernel entry points can run",
-                    entry.offset,
-                )
+            self._check_entry_point(entry)
             if entry.function_id in barrier_functions:
                 llfn, frame_bytes, states = self._translate_stepped(
                     entry.function_id, barrier_functions
