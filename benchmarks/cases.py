@@ -19,7 +19,8 @@ import numpy as np
 from bench_lib import aligned_copy, aligned_empty
 
 HERE = Path(__file__).resolve().parent
-KERNELS = HERE / "kernels"
+# The suite's own kernels, then the examples' (saxpy, stencil, mandelbrot are shared).
+KERNEL_DIRS = (HERE / "kernels", HERE.parent / "examples" / "kernels")
 NATIVE = HERE / "native"
 
 Data = dict[str, np.ndarray]
@@ -82,7 +83,11 @@ class Case:
 
     @property
     def source(self) -> str:
-        return (KERNELS / f"{self.name}.cl").read_text()
+        for directory in KERNEL_DIRS:
+            path = directory / f"{self.name}.cl"
+            if path.exists():
+                return path.read_text()
+        raise FileNotFoundError(f"no {self.name}.cl in {', '.join(map(str, KERNEL_DIRS))}")
 
     def describe(self, p: Params) -> str:
         raise NotImplementedError

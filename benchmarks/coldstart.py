@@ -29,10 +29,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from cases import CASES, KERNELS, Case  # noqa: E402
+from cases import CASES, KERNEL_DIRS, Case  # noqa: E402
 from contenders import Pocl, Spirvjit  # noqa: E402
 
-_TINY = (KERNELS / "tiny.cl").read_text()
+_TINY = (KERNEL_DIRS[0] / "tiny.cl").read_text()
 
 
 def _child_spirvjit(cases: list[Case]) -> list[dict]:

@@ -36,7 +36,7 @@ from bench_lib import (  # noqa: E402
     median_seconds,
     median_us,
 )
-from cases import CASES, KERNELS, Case  # noqa: E402
+from cases import CASES, KERNEL_DIRS, Case  # noqa: E402
 from coldstart import first_launches  # noqa: E402
 from contenders import CONTENDERS, Unavailable  # noqa: E402
 
@@ -155,7 +155,7 @@ def measure_kernels(report: Report, contenders: dict, opts) -> None:
 
 def launch_overhead(contenders: dict, count: int) -> dict[str, float | str]:
     """Median µs of one whole launch of a one-work-item kernel (arguments included)."""
-    source = (KERNELS / "tiny.cl").read_text()
+    source = (KERNEL_DIRS[0] / "tiny.cl").read_text()
     out: dict[str, float | str] = {}
     target = np.zeros(1, np.int32)
     if "spirvjit" in contenders:
