@@ -178,6 +178,7 @@ class Result:
     steady_s: float
     throughput: str
     ok: bool
+    origin: str  # where the native code came from: "compile", "disk" or "memory" (cache)
     note: str = ""
 
 
@@ -188,9 +189,11 @@ def run_case(case: Case, producer: str, repeats: int, rng: np.random.Generator) 
     expected = case.reference(tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args))
 
     start = time.perf_counter()
-    kernel = spirvjit.compile_opencl(source, producer=producer).kernel(case.name)
+    program = spirvjit.compile_opencl(source, producer=producer)
+    kernel = program.kernel(case.name)
     kernel(*args, global_size=case.global_size)
     first = time.perf_counter() - start
+    origin = program.origins[case.name]
 
     got = args[case.output]
     ok = np.allclose(got, expected, rtol=case.rtol, atol=case.atol)
@@ -203,7 +206,7 @@ def run_case(case: Case, producer: str, repeats: int, rng: np.random.Generator) 
         times.append(time.perf_counter() - start)
     steady = statistics.median(times)
     throughput = f"{case.work / steady:.2f} {case.unit}"
-    return Result(case.name, case.size, first, steady, throughput, ok, note)
+    return Result(case.name, case.size, first, steady, throughput, ok, origin, note)
 
 
 def _mismatch(got: np.ndarray, expected: np.ndarray, case: Case) -> str:
@@ -217,16 +220,21 @@ def _mismatch(got: np.ndarray, expected: np.ndarray, case: Case) -> str:
 
 def print_table(results: list[Result]) -> None:
     header = (
-        f"{'kernel':<11} {'size':<14} {'first launch':>13} {'steady':>10} {'throughput':>18}  check"
+        f"{'kernel':<11} {'size':<14} {'first launch':>13} {'code from':>10} {'steady':>10} "
+        f"{'throughput':>18}  check"
     )
     print(header)
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.name:<11} {r.size:<14} {r.first_s * 1e3:10.1f} ms {r.steady_s * 1e3:7.2f} ms "
+            f"{r.name:<11} {r.size:<14} {r.first_s * 1e3:10.1f} ms {r.origin:>10} "
+            f"{r.steady_s * 1e3:7.2f} ms "
             f"{r.throughput:>18}  {'ok' if r.ok else 'MISMATCH'}"
         )
-    print("first launch = OpenCL C -> SPIR-V + JIT + one run; steady = median of later runs")
+    print(
+        "first launch = OpenCL C -> SPIR-V + native code (JIT 'compile', or the kernel cache: "
+        "'disk') + one run;\nsteady = median of later runs. SPIRVJIT_CACHE=0 always JITs."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
