@@ -16,7 +16,6 @@ from .backends.cpu.launcher import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import Kernel, Program
-from .target import Target
 
 __all__ = [
     "Device",
@@ -64,42 +63,11 @@ def load_spirv(
         return Program(f.read(), spec_constants, name=os.path.basename(path))
 
 
-def build(
-    sources_or_spirv: str | bytes | os.PathLike | Sequence[str | bytes | os.PathLike],
-    path: str | os.PathLike,
-    *,
-    targets: Sequence[str | Target] = (),
-    options: Sequence[str] = (),
-    embed_source: bool = False,
-    producer: str = "clang",
-    spec_constants: Mapping[int, int | float | bool] | None = None,
-) -> None:
-    """Writes a unified binary (.ubin): one SPIR-V module plus native code for ``targets``.
+def __getattr__(name: str):
+    # build and load live in spirvjit.ubin.api; importing it on first use keeps the
+    # unified-binary modules out of `import spirvjit`.
+    if name in ("build", "load"):
+        from .ubin import api
 
-    Inputs: OpenCL C text (str), a SPIR-V module (bytes), files (pathlib.Path: .cl,
-    .spv, .spvasm, .ll, .bc) or a list of these, linked into one module. Targets:
-    "host", "generic", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4" or Target objects.
-    """
-    from .ubin.api import build as build_ubin
-
-    build_ubin(
-        sources_or_spirv,
-        path,
-        targets=targets,
-        options=options,
-        embed_source=embed_source,
-        producer=producer,
-        spec_constants=spec_constants,
-    )
-
-
-def load(
-    path_or_bytes: str | os.PathLike | bytes,
-    spec_constants: Mapping[int, object] | None = None,
-    *,
-    module: int | None = None,
-) -> Program:
-    """Loads a unified binary, with the native variant chosen for this machine, if any."""
-    from .ubin.api import load as load_ubin
-
-    return load_ubin(path_or_bytes, spec_constants, module=module)
+        return getattr(api, name)
+    raise AttributeError(f"module 'spirvjit' has no attribute {name!r}")
