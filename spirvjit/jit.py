@@ -16,8 +16,10 @@ from pathlib import Path
 from . import config
 from .backends.cpu import abi as cpu_abi
 from .backends.cpu import codegen
+from .backends.gpu import codegen as gpu_codegen
 from .spirv.module import Module
 from .target import Target
+from .translate.abi import TargetABI
 from .translate.module import ModuleTranslator, Translation, translate
 from .translate.signature import KernelSignature
 
@@ -48,8 +50,18 @@ class StageTimes:
         return f"{self.total * 1e3:.1f} ms ({parts})"
 
 
-def _abi(target: Target) -> cpu_abi.CpuABI:
+def _abi(target: Target) -> TargetABI:
+    if target.is_gpu:
+        return gpu_codegen.abi(target)
     return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
+
+
+def key_options(target: Target) -> tuple[str, ...]:
+    """What besides the target decides a kernel's code: on GPUs, the device library."""
+    if not target.is_gpu:
+        return ()
+    library = gpu_codegen.device_library(target)
+    return (f"devicelib={library.kind}:{library.fingerprint}" if library else "devicelib=none",)
 
 
 def quick_look(
@@ -65,7 +77,9 @@ def quick_look(
 def translate_program(
     module: Module, target: Target, spec_constants: dict, prefix: str
 ) -> Translation:
-    """Translates the module once per program and wraps every kernel for the CPU."""
+    """Translates the module once per program and wraps every kernel for the target."""
+    if target.is_gpu:
+        return gpu_codegen.translate_program(module, target, spec_constants, prefix)
     translation = translate(module, _abi(target), spec_constants, prefix)
     for index, (name, fn) in enumerate(translation.kernel_functions.items()):
         cpu_abi.emit_kernel_wrappers(
@@ -74,8 +88,11 @@ def translate_program(
     return translation
 
 
-def runner_symbol(module: Module, prefix: str, kernel: str) -> str:
-    """The exported symbol of a kernel's runner: named after the entry point's index."""
+def runner_symbol(module: Module, prefix: str, kernel: str, target: Target) -> str:
+    """The exported symbol of a kernel's native code: on the CPU its runner, named after
+    the entry point's index; on a GPU the entry point, named after the kernel."""
+    if target.is_gpu:
+        return kernel
     index = [entry.name for entry in module.entry_points].index(kernel)
     return f"{prefix}.k{index}.run"
 
@@ -83,18 +100,30 @@ def runner_symbol(module: Module, prefix: str, kernel: str) -> str:
 def compile_kernel(
     translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes
 ) -> bytes:
-    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set."""
-    text = times.run(
-        "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
-    )
+    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set.
+
+    The object code is a host object file, an AMD code object or an NVIDIA cubin (PTX
+    where ptxas is not installed)."""
+    if target.is_gpu:
+        text = times.run("llir", gpu_codegen.kernel_module, translation, target, symbol)
+    else:
+        text = times.run(
+            "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
+        )
     directory = config.dump_dir() if dump_as else None
     if directory is not None:
         dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
     llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
-    times.run("opt", codegen.optimize, llmod, target)
-    obj = times.run("obj", codegen.emit_object, llmod, target)
+    if target.is_gpu:
+        times.run("opt", gpu_codegen.optimize, llmod, target, symbol)
+        obj = times.run("obj", gpu_codegen.emit, llmod, target, f"{symbol} for {target.name}")
+        assembly = gpu_codegen.assembly
+    else:
+        times.run("opt", codegen.optimize, llmod, target)
+        obj = times.run("obj", codegen.emit_object, llmod, target)
+        assembly = codegen.emit_assembly
     if directory is not None:
-        dump(directory, dump_as, {"opt.ll": str(llmod), "s": codegen.emit_assembly(llmod, target)})
+        dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly(llmod, target)})
     return obj
 
 

@@ -123,7 +123,9 @@ class Program:
 
     def kernel_key(self, name: str) -> KernelKey:
         """The cache key of kernel ``name`` on this program's target."""
-        return KernelKey.make(self.spirv_digest, name, self.spec_constants, self.target)
+        return KernelKey.make(
+            self.spirv_digest, name, self.spec_constants, self.target, jit.key_options(self.target)
+        )
 
     def _translated(self) -> Translation:
         if self._translation is None:
@@ -163,7 +165,7 @@ class Program:
                 from .spirv.disasm import disassemble
 
                 jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
-            symbol = jit.runner_symbol(self.module, self._prefix, name)
+            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
             translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
@@ -186,7 +188,7 @@ class Program:
                     codegen.emit_object(data, self.target),
                     [g.name for g in translation.mutable_globals],
                 )
-            symbol = jit.runner_symbol(self.module, self._prefix, name)
+            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
             code = times.run(
                 "load",
                 codegen.load_kernel,

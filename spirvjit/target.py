@@ -3,20 +3,38 @@
 from __future__ import annotations
 
 import functools
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A compilation target: ``kind`` is "cpu" (later "amdgpu", "nvptx")."""
+    """A compilation target: ``kind`` is "cpu", "amdgpu" or "nvptx"."""
 
     kind: str
     triple: str
-    arch: str  # the LLVM CPU name, e.g. "znver4" or "x86-64-v3"
-    features: str = ""  # the LLVM feature string, e.g. "+avx2,+fma"
+    arch: str  # the LLVM CPU name, e.g. "znver4", "x86-64-v3", "gfx942" or "sm_90"
+    features: str = ""  # the LLVM feature string, e.g. "+avx2,+fma" or "+xnack"
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.triple}:{self.arch}"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind != "cpu"
+
+    @property
+    def name(self) -> str:
+        """The name :func:`parse_target` reads back: "gfx90a:xnack+", "sm_90", "x86-64-v3"."""
+        if self.kind != "amdgpu" or not self.features:
+            return self.arch
+        flags = [f"{f[1:]}{f[0]}" for f in self.features.split(",")]
+        return ":".join([self.arch, *flags])
 
 
 @functools.cache
@@ -85,3 +103,112 @@ def parse_cpu_target(text: str) -> Target:
         else f"unknown CPU target {name!r}"
     )
     raise ValueError(f"{why}; valid targets: {', '.join(valid)}")
+
+
+AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+# Target features an AMD target name may switch with a trailing + or - (clang's
+# --offload-arch syntax: gfx90a:xnack+, gfx942:sramecc-:xnack+).
+_AMD_FEATURES = ("sramecc", "xnack", "cumode", "wavefrontsize64")
+_AMD_NAME = re.compile(r"^(gfx[0-9a-z-]+)((?::[a-z0-9]+[+-])*)$")
+_NVIDIA_NAME = re.compile(r"^sm_[0-9]+[af]?$")
+
+
+def parse_target(text: str) -> Target:
+    """The target named ``text``: a CPU name (see :func:`parse_cpu_target`), an AMD GPU
+    (``gfx942``, ``gfx90a:xnack+``, ``gfx9-4-generic``) or an NVIDIA GPU (``sm_80``,
+    ``sm_90a``).
+
+    GPU names are checked against the processors the bundled LLVM knows, so a GPU LLVM
+    adds works without a change here. Raises ValueError listing the valid names otherwise.
+    """
+    name = text.strip()
+    amd = _AMD_NAME.match(name)
+    if amd:
+        arch, flags = amd.group(1), [f for f in amd.group(2).split(":") if f]
+        unknown = [f for f in flags if f[:-1] not in _AMD_FEATURES]
+        if unknown:
+            raise ValueError(
+                f"{name!r}: unknown AMD target feature {unknown[0][:-1]!r}; "
+                f"features: {', '.join(_AMD_FEATURES)} (e.g. gfx90a:xnack+)"
+            )
+        features = ",".join(f[-1] + f[:-1] for f in flags)
+        _check_processor(AMDGPU_TRIPLE, arch, features, name)
+        return Target("amdgpu", AMDGPU_TRIPLE, arch, features)
+    if _NVIDIA_NAME.match(name):
+        _check_processor(NVPTX_TRIPLE, name, "", name)
+        return Target("nvptx", NVPTX_TRIPLE, name, "")
+    if name.startswith(("gfx", "sm")):
+        kind = "AMD" if name.startswith("gfx") else "NVIDIA"
+        raise ValueError(
+            f"{name!r} is not a valid {kind} target name; "
+            + ("write gfxNNN[:feature±]..." if kind == "AMD" else "write sm_NN[a]")
+        )
+    return parse_cpu_target(name)
+
+
+def parse_targets(text: str) -> list[Target]:
+    """Comma-separated target names (``gfx942,sm_90,host``) as Targets."""
+    names = [n for n in (part.strip() for part in text.split(",")) if n]
+    if not names:
+        raise ValueError("no target named; e.g. --target host,gfx942,sm_90")
+    return [parse_target(n) for n in names]
+
+
+_capture_lock = threading.Lock()
+
+
+@functools.cache
+def _llvm_complaints(triple: str, cpu: str, features: str) -> str:
+    """What LLVM writes to stderr while making a target machine for ``cpu``: it warns
+    about processors and features it does not know and goes on, so the warning is the
+    only sign. The C++ side writes to file descriptor 2, so that is what is captured."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_triple(triple)
+    with _capture_lock, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            target.create_target_machine(cpu=cpu, features=features)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        return sink.read().decode(errors="replace")
+
+
+def _check_processor(triple: str, cpu: str, features: str, name: str) -> None:
+    complaints = _llvm_complaints(triple, cpu, features)
+    if "not a recognized processor" in complaints:
+        known = ", ".join(llvm_processors(triple)) or "(LLVM lists none)"
+        raise ValueError(f"{name!r} is not a processor LLVM knows for {triple}; known: {known}")
+    if "not a recognized" in complaints:  # a feature
+        raise ValueError(f"{name!r}: {complaints.strip().splitlines()[0]}")
+
+
+@functools.cache
+def llvm_processors(triple: str) -> tuple[str, ...]:
+    """The processor names the bundled LLVM knows for ``triple`` (its ``-mcpu=help`` list).
+
+    LLVM prints that list once per process, so it is read in a child process.
+    """
+    program = (
+        "import llvmlite.binding as l; l.initialize_all_targets(); "
+        f"l.Target.from_triple({triple!r}).create_target_machine(cpu='help')"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    names = []
+    for line in proc.stderr.split("Available features")[0].splitlines():
+        match = re.match(r"^\s+(\S+)\s+- Select the", line)
+        if match and match.group(1) not in ("generic", "generic-hsa"):
+            names.append(match.group(1))
+    return tuple(names)

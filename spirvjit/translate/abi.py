@@ -2,8 +2,9 @@
 
 The translator turns SPIR-V into LLVM IR that is the same for every backend
 except where this contract says otherwise. A CPU backend passes the work-item
-state to every function through hidden parameters; a GPU backend reads it from
-intrinsics and needs none.
+state to every function through hidden parameters and runs barriers as step
+functions; a GPU backend reads ids from intrinsics, passes only what the hardware
+does not know (the global offset, the work dimension) and has barrier instructions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ class TargetABI(Protocol):
     # True when one thread runs a work-group's work-items one after another, so that
     # atomics on local memory need no atomic instructions.
     sequential_workgroups: bool
+    # True when the target has a barrier instruction (GPUs): kernels are translated as
+    # written and OpControlBarrier calls ``control_barrier``. False: the translator
+    # splits barrier kernels into step functions (see barriers.py).
+    native_barriers: bool
+    # True when the C library is linked in (printf).
+    host_libc: bool
 
     def address_space(self, storage_class: int) -> int:
         """The LLVM address space of a SPIR-V storage class."""
@@ -41,3 +48,20 @@ class TargetABI(Protocol):
         self, builder: ir.IRBuilder, hidden: list[ir.Value], offset: int
     ) -> ir.Value:
         """The address of the work-group-local storage at byte ``offset`` of this group."""
+
+    def sync_scope(self, scope: int) -> str | None:
+        """The LLVM ``syncscope`` of a SPIR-V memory Scope value; None for the default
+        (system) scope, which is correct for every scope, only slower."""
+
+
+class NativeBarrierABI(TargetABI, Protocol):
+    """What a target with ``native_barriers`` adds."""
+
+    def control_barrier(
+        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
+    ) -> None:
+        """A work-group barrier that also orders memory with ``ordering`` at ``memory_scope``
+        (no fence when ``ordering`` is None)."""
+
+    def workgroup_variable(self, module: ir.Module, name: str, ty: ir.Type, align: int) -> ir.Value:
+        """A ``__local`` variable of the group: on GPUs a global in the shared-memory space."""

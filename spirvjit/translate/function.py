@@ -270,8 +270,7 @@ class FunctionTranslator:
         return self.alloca(ty, align=align)
 
     def alloca(self, ty: ir.Type, name: str = "", align: int | None = None) -> ir.Value:
-        ptr = self.alloca_builder.alloca(ty, name=name)
-        ptr.type = ir.PointerType()  # opaque pointers: llvmlite's alloca is typed
+        ptr = private_alloca(self.alloca_builder, ty, self.mt.private_space, name)
         if align:
             ptr.align = align
         return ptr
@@ -284,6 +283,28 @@ class FunctionTranslator:
     def _llvm_name(self, value_id: int) -> str:
         name = self.module.names.get(value_id)
         return f"{name}.{value_id}" if name else f"v{value_id}"
+
+
+def private_alloca(builder: ir.IRBuilder, ty: ir.Type, space: int, name: str = "") -> ir.Value:
+    """An alloca of ``ty`` in address space ``space`` (the target data layout's ``A``)."""
+    ptr = builder.alloca(ty, name=name)
+    # opaque pointers: llvmlite's alloca is typed and always in address space 0
+    ptr.type = ir.PointerType(addrspace=space)
+    if space:
+        ptr.__class__ = _AddressSpaceAlloca
+    return ptr
+
+
+class _AddressSpaceAlloca(ir.instructions.AllocaInstr):
+    """An alloca in the target's private address space (5 on AMD GPUs), which llvmlite
+    cannot print: its data layout's ``A5`` makes allocas anywhere else invalid IR."""
+
+    def descr(self, buf: list[str]) -> None:
+        super().descr(buf)
+        tail = buf.pop() if self.metadata else None
+        buf.append(f", addrspace({self.type.addrspace})")
+        if tail is not None:
+            buf.append(tail)
 
 
 def overload_suffix(ty: ir.Type) -> str:

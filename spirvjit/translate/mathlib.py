@@ -54,11 +54,12 @@ _ISAS = (("b", "+sse2", 128), ("d", "+avx2", 256), ("e", "+avx512f", 512))
 _VARIANT_ATTRIBUTE = "vector-function-abi-variant"
 
 
-class _LibmAttributes(ir.FunctionAttributes):
-    """Function attributes that also accept the string attribute naming vector variants."""
+class StringAttributes(ir.FunctionAttributes):
+    """Function attributes that also accept LLVM string attributes (``"name"="value"``),
+    which llvmlite's list of known attributes lacks."""
 
     def add(self, name: str) -> None:
-        if name.startswith(f'"{_VARIANT_ATTRIBUTE}"'):
+        if name.startswith('"'):
             set.add(self, name)
         else:
             super().add(name)
@@ -87,7 +88,7 @@ def libm_function(module: ir.Module, name: str, lane: ir.Type, arity: int) -> ir
     if existing is not None:
         return existing
     fn = ir.Function(module, ir.FunctionType(lane, [lane] * arity), c_name)
-    fn.attributes = _LibmAttributes(["nounwind", "readnone"])
+    fn.attributes = StringAttributes(["nounwind", "readnone"])
     if name in LIBMVEC:
         variants = ",".join(
             f"_ZGV_LLVM_N{_lanes(bits, lane)}{'v' * arity}_{c_name}"

@@ -78,6 +78,7 @@ class ModuleTranslator:
         self._globals: dict[int, ir.Value] = {}
         self.workgroup_offsets: dict[int, int] = {}
         self.static_local_bytes = 0
+        self.private_space = abi.address_space(StorageClass.Function)
         self._check_module(spec_constants or {})
 
     # -- checks ----------------------------------------------------------------------
@@ -170,8 +171,26 @@ class ModuleTranslator:
         self.static_local_bytes = offset
 
     def workgroup_variable(self, translator: FunctionTranslator, value_id: int) -> ir.Value:
+        if self.abi.native_barriers:
+            found = self._globals.get(value_id)
+            if found is None:
+                inst = self.module.defs[value_id]
+                ty = self.types.llvm(self.types.spv(inst.result_type).element)
+                name = (
+                    "lds."
+                    + _NAME_SAFE.sub("_", self.module.name_of(value_id).lstrip("%"))
+                    + f".{value_id}"
+                )
+                align = max(ty.get_abi_alignment(self.target_data), 16)
+                found = self.abi.workgroup_variable(self.llmodule, name, ty, align)
+                self._globals[value_id] = found
+            return found
         offset = self.workgroup_offsets[value_id]
         return self.abi.workgroup_address(translator.alloca_builder, translator.hidden, offset)
+
+    def _barrier_functions(self) -> set[int]:
+        """Functions to translate as step functions: none where the target has barriers."""
+        return set() if self.abi.native_barriers else functions_with_barriers(self.module)
 
     # -- functions -------------------------------------------------------------------
 
@@ -243,7 +262,7 @@ class ModuleTranslator:
     def signatures(self) -> dict[str, KernelSignature] | None:
         """Every kernel's signature without translating function bodies (cheap), or None
         when only a full translation can tell (a barrier kernel's frame size)."""
-        if functions_with_barriers(self.module):
+        if self._barrier_functions():
             return None
         self._layout_workgroup_variables()
         signatures = {}
@@ -272,7 +291,7 @@ class ModuleTranslator:
 
     def translate(self) -> Translation:
         self._layout_workgroup_variables()
-        barrier_functions = functions_with_barriers(self.module)
+        barrier_functions = self._barrier_functions()
         if barrier_functions:
             self._isolate_module()
         self._declare_functions(barrier_functions)

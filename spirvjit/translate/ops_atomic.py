@@ -1,7 +1,8 @@
 """Atomic instructions, lowered to LLVM atomics with the orderings their semantics ask for.
 
-Scopes are not lowered: on the host CPU every scope is the whole system, and
-sequential consistency at a wider scope is still correct at a narrower one.
+Scopes become LLVM ``syncscope``s where the backend has narrower ones (GPUs: an
+atomic on work-group scope need not be visible to the whole device); on the host CPU
+every scope is the whole system, which is correct for every narrower scope too.
 
 Where the backend runs each work-group's work-items one after another on one
 thread (the CPU), nobody else can touch a group's local memory while it runs, so
@@ -59,6 +60,13 @@ def ordering(
     return "monotonic"
 
 
+def scoped(t: FunctionTranslator, scope_id: int, order: str) -> str:
+    """``order`` at the backend's syncscope for SPIR-V Scope ``scope_id`` (an id of a
+    constant). llvmlite prints the ordering where LLVM expects ``syncscope("x") order``."""
+    scope = t.mt.abi.sync_scope(t.mt.constants.int_value(scope_id))
+    return f'syncscope("{scope}") {order}' if scope else order
+
+
 def group_private(t: FunctionTranslator, ptr_id: int) -> bool:
     """Whether ``ptr_id`` points to local memory that only this thread can touch now."""
     if not getattr(t.mt.abi, "sequential_workgroups", False):
@@ -113,43 +121,45 @@ def compare_exchange(
 
 @handles(*_RMW)
 def atomic_rmw(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    ptr_id, _scope, semantics, value_id = inst.operands
+    ptr_id, scope, semantics, value_id = inst.operands
     return read_modify_write(
         t,
         _RMW[inst.opname],
         t.value(ptr_id),
         t.value(value_id),
-        ordering(t, semantics),
+        scoped(t, scope, ordering(t, semantics)),
         group_private(t, ptr_id),
     )
 
 
 @handles("OpAtomicIIncrement", "OpAtomicIDecrement")
 def atomic_step(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    ptr_id, _scope, semantics = inst.operands
+    ptr_id, scope, semantics = inst.operands
     op = "add" if inst.opname == "OpAtomicIIncrement" else "sub"
     one = ir.Constant(t.llvm_type(inst.result_type), 1)
-    order = ordering(t, semantics)
+    order = scoped(t, scope, ordering(t, semantics))
     return read_modify_write(t, op, t.value(ptr_id), one, order, group_private(t, ptr_id))
 
 
 @handles("OpAtomicLoad")
 def atomic_load(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    ptr_id, _scope, semantics = inst.operands
+    ptr_id, scope, semantics = inst.operands
     ty = t.llvm_type(inst.result_type)
     if group_private(t, ptr_id):
         return t.b.load(t.value(ptr_id), typ=ty)
     align = ty.get_abi_size(t.mt.target_data)
-    return t.b.load_atomic(t.value(ptr_id), ordering(t, semantics, load=True), align, typ=ty)
+    order = scoped(t, scope, ordering(t, semantics, load=True))
+    return t.b.load_atomic(t.value(ptr_id), order, align, typ=ty)
 
 
 @handles("OpAtomicStore")
 def atomic_store(t: FunctionTranslator, inst: Instruction) -> None:
-    ptr_id, _scope, semantics, value_id = inst.operands
+    ptr_id, scope, semantics, value_id = inst.operands
     if group_private(t, ptr_id):
         t.b.store(t.value(value_id), t.value(ptr_id))
         return
-    atomic_store_value(t, t.value(ptr_id), t.value(value_id), ordering(t, semantics, store=True))
+    order = scoped(t, scope, ordering(t, semantics, store=True))
+    atomic_store_value(t, t.value(ptr_id), t.value(value_id), order)
 
 
 def atomic_store_value(t: FunctionTranslator, ptr: ir.Value, value: ir.Value, order: str) -> None:
@@ -160,11 +170,12 @@ def atomic_store_value(t: FunctionTranslator, ptr: ir.Value, value: ir.Value, or
 
 @handles("OpAtomicCompareExchange", "OpAtomicCompareExchangeWeak")
 def atomic_compare_exchange(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    ptr_id, _scope, equal_sem, unequal_sem, value_id, comparator_id = inst.operands
+    ptr_id, scope, equal_sem, unequal_sem, value_id, comparator_id = inst.operands
     success = ordering(t, equal_sem)
     failure = ordering(t, unequal_sem, load=True)
     if success == "monotonic" and failure != "monotonic":
         success = failure  # the success ordering may not be weaker than the failure one
+    success = scoped(t, scope, success)  # one syncscope, before both orderings
     ptr, value, expected = t.value(ptr_id), t.value(value_id), t.value(comparator_id)
     plain = group_private(t, ptr_id)
     return compare_exchange(t, ptr, expected, value, (success, failure), plain)
@@ -172,14 +183,16 @@ def atomic_compare_exchange(t: FunctionTranslator, inst: Instruction) -> ir.Valu
 
 @handles("OpAtomicFlagTestAndSet")
 def atomic_flag_test_and_set(t: FunctionTranslator, inst: Instruction) -> ir.Value:
-    ptr_id, _scope, semantics = inst.operands
+    ptr_id, scope, semantics = inst.operands
     one = ir.Constant(ir.IntType(32), 1)
-    old = t.b.atomic_rmw("xchg", t.value(ptr_id), one, ordering(t, semantics))
+    order = scoped(t, scope, ordering(t, semantics))
+    old = t.b.atomic_rmw("xchg", t.value(ptr_id), one, order)
     return t.b.icmp_unsigned("!=", old, ir.Constant(old.type, 0))
 
 
 @handles("OpAtomicFlagClear")
 def atomic_flag_clear(t: FunctionTranslator, inst: Instruction) -> None:
-    ptr_id, _scope, semantics = inst.operands
+    ptr_id, scope, semantics = inst.operands
     zero = ir.Constant(ir.IntType(32), 0)
-    atomic_store_value(t, t.value(ptr_id), zero, ordering(t, semantics, store=True))
+    order = scoped(t, scope, ordering(t, semantics, store=True))
+    atomic_store_value(t, t.value(ptr_id), zero, order)

@@ -90,10 +90,10 @@ def fence_ordering(semantics: int) -> str | None:
 
 @handles("OpMemoryBarrier")
 def memory_barrier(t: FunctionTranslator, inst: Instruction) -> None:
-    semantics = t.mt.constants.int_value(inst.operands[1])
+    scope, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
     ordering = fence_ordering(semantics)
     if ordering:
-        t.b.fence(ordering)
+        t.b.fence(ordering, t.mt.abi.sync_scope(scope))
 
 
 # The state a step function returns when its work-item has finished.
@@ -102,6 +102,10 @@ FINISHED = -1
 
 @handles("OpControlBarrier")
 def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
+    if t.mt.abi.native_barriers:
+        _execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
+        t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
+        return
     if t.stepped is None:
         raise t.error("a barrier outside a kernel's step function (a spirvjit bug)")
     # All work-items of the group run on this thread, one region at a time: returning

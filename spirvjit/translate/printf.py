@@ -65,6 +65,10 @@ def _promote(t: FunctionTranslator, value: ir.Value) -> ir.Value:
 
 @lowers("printf")
 def printf(t: FunctionTranslator, ty: ir.Type, args: list[ir.Value], inst: Instruction) -> ir.Value:
+    if not t.mt.abi.host_libc:
+        raise t.error(
+            "printf is not supported on GPU targets yet; remove it or run on the host CPU"
+        )
     # The arguments are variadic: take them from the instruction itself.
     fmt_ptr = t.value(inst.operands[2])
     values = [t.value(i) for i in inst.operands[3:]]

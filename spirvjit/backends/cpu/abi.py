@@ -51,6 +51,8 @@ class CpuABI:
     # One thread runs a work-group's work-items one after another: its local memory
     # is private to that thread while the group runs.
     sequential_workgroups = True
+    native_barriers = False  # barrier kernels become step functions (translate/barriers.py)
+    host_libc = True
 
     def __init__(self, triple: str, data_layout: str):
         self.triple = triple
@@ -61,6 +63,9 @@ class CpuABI:
 
     def hidden_parameters(self) -> list[ir.Type]:
         return [PTR]
+
+    def sync_scope(self, scope: int) -> str | None:
+        return None  # every scope is the whole system on the host
 
     def workitem(
         self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int

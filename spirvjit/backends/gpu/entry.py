@@ -1,0 +1,82 @@
+"""GPU kernel entry points: the functions the driver launches, wrapped around kernels.
+
+A translated kernel is an internal function taking the SPIR-V parameters and the
+hidden ones (``abi.HIDDEN``). Its entry point, named after the kernel, takes, in order:
+
+* per kernel argument: a global or constant buffer as its device address (8 bytes);
+  a ``__local`` buffer as its byte offset (u32) in the group's dynamic shared memory;
+  a scalar or vector as itself; a struct passed by value as its bytes;
+* the hidden arguments: global offset x, y, z (u64 each) and work_dim (u32).
+
+The launcher (``gpu_launch.py``) packs exactly this list. ``__local`` arguments share one
+dynamic shared-memory block (HIP/CUDA's dynamic shared memory), which the hardware
+places after the kernel's static ``__local`` variables.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...spirv.grammar import StorageClass
+from ...translate.function import private_alloca
+from ...translate.mathlib import StringAttributes
+from ...translate.signature import KernelSignature
+from .abi import HIDDEN, GpuABI
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+DYNAMIC_SHARED = "spirvjit_dynamic_shared"  # PTX names may not contain dots
+HIDDEN_NAMES = ("global_offset_x", "global_offset_y", "global_offset_z", "work_dim")
+
+
+def _dynamic_shared(module: ir.Module) -> ir.GlobalVariable:
+    found = module.globals.get(DYNAMIC_SHARED)
+    if found is None:
+        # An external zero-sized shared array is how both back ends spell dynamic
+        # shared memory (HIP/CUDA ``extern __shared__``).
+        found = ir.GlobalVariable(module, ir.ArrayType(I8, 0), DYNAMIC_SHARED, addrspace=3)
+        found.type = ir.PointerType(addrspace=3)
+        found.linkage = "external"
+        found.align = 16
+    return found
+
+
+def emit_entry(
+    module: ir.Module, abi: GpuABI, kernel: ir.Function, signature: KernelSignature
+) -> ir.Function:
+    """Adds the entry point of ``kernel``, named after it, and returns it."""
+    kernel.attributes.discard("noinline")
+    kernel.attributes.add("alwaysinline")
+    params: list[ir.Type] = []
+    for arg, inner in zip(signature.args, kernel.args, strict=False):
+        if arg.kind == "local":
+            params.append(I32)
+        elif arg.kind == "struct":
+            params.append(ir.ArrayType(I8, arg.size))
+        else:
+            params.append(inner.type)
+    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), params + HIDDEN), signature.name)
+    entry.calling_convention = abi.kernel_calling_convention
+    entry.attributes = StringAttributes()
+    for attribute in abi.entry_attributes(signature):
+        entry.attributes.add(attribute)
+    b = ir.IRBuilder(entry.append_basic_block("entry"))
+    forwarded: list[ir.Value] = []
+    for arg, value in zip(signature.args, entry.args, strict=False):
+        value.name = arg.name.lstrip("#") or f"arg{arg.index}"
+        if arg.kind == "local":
+            shared = _dynamic_shared(module)
+            forwarded.append(b.gep(shared, [value], source_etype=I8))
+        elif arg.kind == "struct":
+            copy = private_alloca(b, value.type, abi.address_space(StorageClass.Function))
+            copy.align = max(arg.align, 1)
+            b.store(value, copy)
+            forwarded.append(copy)
+        else:
+            forwarded.append(value)
+    hidden = list(entry.args[len(signature.args) :])
+    for value, name in zip(hidden, HIDDEN_NAMES, strict=True):
+        value.name = name
+    b.call(kernel, forwarded + hidden)
+    b.ret_void()
+    return entry

@@ -1,0 +1,329 @@
+"""The CUDA and HIP ctypes bindings, against a fake driver (and a real GPU when present)."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from spirvjit.errors import LaunchError
+from spirvjit.runtime import GpuDriverError, cuda, hip
+from spirvjit.runtime.common import KernelParams
+
+_BYREF = type(ctypes.byref(ctypes.c_int()))
+
+
+class FakeDriver:
+    """Stands in for libcuda/libamdhip64: records calls and returns success.
+
+    Out-parameters passed by reference receive made-up handles; ``hooks`` run inside
+    a call (while its arguments are alive), ``errors`` makes a call return a code.
+    """
+
+    def __init__(self, missing=(), hooks=None, errors=None):
+        self.calls: list[tuple[str, tuple]] = []
+        self.missing = set(missing)
+        self.hooks = hooks or {}
+        self.errors = errors or {}
+        self.handle = 0x7F00_0000_1000  # above 32 bits: truncation would show
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name in self.missing:
+            raise AttributeError(name)
+
+        def function(*args):
+            self.calls.append((name, args))
+            for arg in args:
+                if isinstance(arg, _BYREF) and type(arg._obj) in (
+                    ctypes.c_int,
+                    ctypes.c_void_p,
+                    ctypes.c_uint64,
+                ):
+                    self.handle += 0x100
+                    arg._obj.value = 2 if isinstance(arg._obj, ctypes.c_int) else self.handle
+            if name in self.hooks:
+                return self.hooks[name](*args)
+            return self.errors.get(name, 0)
+
+        return function
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+    def last(self, name: str) -> tuple:
+        return [args for called, args in self.calls if called == name][-1]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    """No test sees another's library or cuInit result (fake or missing)."""
+    for module in (cuda, hip):
+        module._driver.reset()
+    yield
+    for module in (cuda, hip):
+        module._driver.reset()
+
+
+def _install(monkeypatch, module, fake: FakeDriver) -> FakeDriver:
+    monkeypatch.setattr(module._driver, "state", (fake, ""))
+    return fake
+
+
+def test_kernel_params_point_at_the_packed_values():
+    values = [struct.pack("<Q", 0x1234_5678_9ABC_DEF0), struct.pack("<f", 2.5), b"\x01\x02\x03"]
+    params = KernelParams(values)
+    assert len(params) == 3
+    for index, value in enumerate(values):
+        address = params.array[index]
+        assert address % 8 == 0
+        assert ctypes.string_at(address, len(value)) == value
+    assert KernelParams([]).array is None
+
+
+def test_driver_error_names_call_error_and_remedy():
+    error = GpuDriverError(
+        "allocating 1024 bytes on CUDA device 0",
+        "saxpy",
+        call="cuMemAlloc_v2",
+        code=2,
+        error_name="CUDA_ERROR_OUT_OF_MEMORY",
+        error_string="out of memory",
+    )
+    assert isinstance(error, LaunchError)
+    text = str(error)
+    for part in ("saxpy", "allocating 1024 bytes", "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY"):
+        assert part in text
+    assert "(out of memory)" in text and "free device buffers" in error.hint
+    assert (error.call, error.code, error.kernel) == ("cuMemAlloc_v2", 2, "saxpy")
+    hip_error = GpuDriverError(
+        "loading", call="hipModuleLoadData", error_name="hipErrorNoBinaryForGpu"
+    )
+    assert "another GPU architecture" in str(hip_error)
+    unknown = GpuDriverError("initializing", call="cuInit", code=12345, log="line 1\n")
+    assert "error 12345" in str(unknown) and "driver installation" in str(unknown)
+    assert str(unknown).endswith("\nline 1")
+    plain = GpuDriverError("sizes are wrong", "k")
+    assert str(plain) == "kernel 'k': sizes are wrong" and plain.call is None
+
+
+@pytest.mark.parametrize("module", [cuda, hip], ids=["cuda", "hip"])
+def test_missing_library_means_no_devices(monkeypatch, module):
+    monkeypatch.setattr(module._driver, "candidates", lambda: ["libspirvjit-no-such-driver.so"])
+    assert module.load_library() is None
+    assert module.devices() == []
+    reason = module.unavailable_reason()
+    assert "libspirvjit-no-such-driver.so" in reason
+    context = cuda.CudaContext if module is cuda else hip.HipContext
+    with pytest.raises(GpuDriverError, match="not available"):
+        context(0)
+
+
+@pytest.mark.parametrize("module, init", [(cuda, "cuInit"), (hip, "hipInit")], ids=["cuda", "hip"])
+def test_failed_init_means_no_devices(monkeypatch, module, init):
+    fake = _install(monkeypatch, module, FakeDriver(errors={init: 100}))
+    assert module.devices() == []
+    reason = module.unavailable_reason()
+    assert f"{init} failed with error 100" in reason and not reason.startswith("launch:")
+    assert module.devices() == [] and fake.names().count(init) == 1  # the failure is kept
+
+
+def test_importing_the_bindings_loads_no_library():
+    code = (
+        "import spirvjit.runtime.cuda as c, spirvjit.runtime.hip as h\n"
+        "assert c._driver.state is None and h._driver.state is None\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cuda_launch_needs_whole_blocks_and_checks_before_the_driver(monkeypatch):
+    fake = _install(monkeypatch, cuda, FakeDriver())
+    context = cuda.CudaContext(0)
+    fake.calls.clear()
+    with pytest.raises(GpuDriverError, match=r"\(100, 1, 1\) is not a multiple.*\(32, 1, 1\)"):
+        context.launch(0x10, (100, 1, 1), (32, 1, 1), 0, [])
+    with pytest.raises(GpuDriverError, match="below 2"):
+        context.launch(0x10, (1 << 32, 1, 1), (32, 1, 1), 0, [])
+    assert fake.calls == []
+
+
+def test_cuda_launch_passes_grid_block_and_params(monkeypatch):
+    seen = {}
+
+    def launch(*args):
+        seen["args"] = args
+        array = args[9]
+        seen["values"] = [ctypes.string_at(array[i], 8) for i in range(2)] if array else []
+        return 0
+
+    fake = _install(monkeypatch, cuda, FakeDriver(hooks={"cuLaunchKernel": launch}))
+    context = cuda.CudaContext(0)
+    module = context.load_module(b".version 8.0\n", "kernels.ptx")
+    assert fake.last("cuModuleLoadDataEx")[1] == b".version 8.0\n\0"  # PTX is a C string
+    function = module.function("saxpy")
+    assert function > 1 << 32
+    params = [struct.pack("<Q", 0xDEAD_BEEF_0000_0001), struct.pack("<d", 1.5)]
+    context.launch(function, (256, 4, 2), (64, 2, 1), 1024, params)
+    assert seen["args"][:9] == (function, 4, 2, 2, 64, 2, 1, 1024, None)
+    assert seen["values"] == params
+    assert "cuFuncSetAttribute" not in fake.names()
+    context.launch(function, (64, 1, 1), (64, 1, 1), 64 * 1024, [])
+    assert fake.last("cuFuncSetAttribute") == (function, 8, 64 * 1024)
+    assert fake.last("cuLaunchKernel")[9] is None
+    context.launch(function, (0, 1, 1), (64, 1, 1), 0, [])  # empty: nothing launched
+    assert fake.names().count("cuLaunchKernel") == 2
+
+
+def test_cuda_errors_carry_the_driver_names_and_jit_log(monkeypatch):
+    def error_name(code, out):
+        out._obj.value = b"CUDA_ERROR_INVALID_PTX"
+        return 0
+
+    def load(module, image, count, options, values):
+        assert list(options) == [5, 6]
+        ctypes.memmove(values[0], b"ptxas fatal: bad\0", 17)
+        return 218
+
+    fake = FakeDriver(hooks={"cuGetErrorName": error_name, "cuModuleLoadDataEx": load})
+    _install(monkeypatch, cuda, fake)
+    context = cuda.CudaContext(0)
+    with pytest.raises(GpuDriverError) as caught:
+        context.load_module(b"\x7fELF...", "saxpy.cubin")
+    error = caught.value
+    assert (error.call, error.code) == ("cuModuleLoadDataEx", 218)
+    assert error.error_name == "CUDA_ERROR_INVALID_PTX"
+    assert "loading saxpy.cubin" in str(error) and "ptxas fatal: bad" in error.log
+
+
+def test_cuda_devices_and_arch(monkeypatch):
+    attributes = {1: 1024, 8: 48 * 1024, 16: 132, 75: 9, 76: 0, 97: 227 * 1024}
+
+    def attribute(out, which, device):
+        out._obj.value = attributes[which]
+        return 0
+
+    def name(buffer, size, device):
+        ctypes.memmove(buffer, b"NVIDIA H100\0", 12)
+        return 0
+
+    hooks = {"cuDeviceGetAttribute": attribute, "cuDeviceGetName": name}
+    _install(monkeypatch, cuda, FakeDriver(hooks=hooks))
+    assert cuda.device_arch(0) == "sm_90"
+    found = cuda.devices()
+    assert len(found) == 2  # the fake reports a count of 2
+    expected = cuda.GpuDeviceInfo("nvidia", 1, "NVIDIA H100", "sm_90", 132, 1024, 227 * 1024)
+    assert found[1] == expected
+
+
+def test_hip_ext_launch_takes_work_items_and_partial_groups(monkeypatch):
+    seen = {}
+
+    def launch(*args):
+        seen["args"] = args
+        seen["value"] = ctypes.string_at(args[9][0], 4)
+        return 0
+
+    fake = _install(monkeypatch, hip, FakeDriver(hooks={"hipExtModuleLaunchKernel": launch}))
+    context = hip.HipContext(3)
+    function = context.load_module(b"\x7fELF", "k.hsaco").function("k")
+    context.launch(function, (1000, 3, 1), (256, 1, 1), 512, [struct.pack("<i", -7)])
+    args = seen["args"]
+    assert args[:9] == (function, 1000, 3, 1, 256, 1, 1, 512, None)
+    assert args[10:] == (None, None, None, 0)
+    assert seen["value"] == struct.pack("<i", -7)
+    assert fake.last("hipSetDevice") == (3,)
+    assert "hipModuleLaunchKernel" not in fake.names()
+
+
+def test_hip_without_ext_launch_needs_whole_groups(monkeypatch):
+    fake = _install(monkeypatch, hip, FakeDriver(missing={"hipExtModuleLaunchKernel"}))
+    context = hip.HipContext(0)
+    with pytest.raises(GpuDriverError, match="not a multiple"):
+        context.launch(0x10, (1000, 1, 1), (256, 1, 1), 0, [])
+    context.launch(0x10, (1024, 2, 1), (256, 1, 1), 0, [])
+    assert fake.last("hipModuleLaunchKernel")[:8] == (0x10, 4, 2, 1, 256, 1, 1, 0)
+
+
+def test_hip_errors_use_the_runtime_names(monkeypatch):
+    fake = FakeDriver(errors={"hipMalloc": 2})
+    fake.hooks["hipGetErrorName"] = lambda code: b"hipErrorOutOfMemory"
+    fake.hooks["hipGetErrorString"] = lambda code: b"out of memory"
+    _install(monkeypatch, hip, fake)
+    with pytest.raises(GpuDriverError, match="hipMalloc failed with hipErrorOutOfMemory"):
+        hip.HipContext(0).alloc(1 << 40)
+
+
+def test_hip_arch_name_found_in_any_properties_layout(monkeypatch):
+    properties = bytearray(2048)
+    properties[0:19] = b"AMD Instinct MI300X"
+    properties[300:304] = b"gfx\x00"  # a stray "gfx" in another field is not the name
+    properties[1000:1023] = b"gfx942:sramecc+:xnack-\x00"
+    assert hip.find_arch_name(bytes(properties)) == "gfx942:sramecc+:xnack-"
+    assert hip.find_arch_name(bytes(64)) == ""
+
+    def props(buffer, index):
+        ctypes.memmove(buffer, bytes(properties), len(properties))
+        return 0
+
+    def attribute(out, which, index):  # each attribute reads back as its own number
+        out._obj.value = which
+        return 0
+
+    hooks = {"hipGetDevicePropertiesR0600": props, "hipDeviceGetAttribute": attribute}
+    _install(monkeypatch, hip, FakeDriver(hooks=hooks))
+    device = hip.devices()[0]
+    assert (device.vendor, device.arch) == ("amd", "gfx942:sramecc+:xnack-")
+    assert (device.compute_units, device.max_work_group_size, device.local_memory_bytes) == (
+        hip.ATTR_MULTIPROCESSOR_COUNT,
+        hip.ATTR_MAX_THREADS_PER_BLOCK,
+        hip.ATTR_MAX_SHARED_MEMORY_PER_BLOCK,
+    )
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("gfx942:sramecc+:xnack-", ("gfx942", "+sramecc,-xnack")),
+        ("gfx90a:xnack+", ("gfx90a", "+xnack")),
+        ("gfx1100", ("gfx1100", "")),
+    ],
+)
+def test_base_arch_splits_features(name, expected):
+    assert hip.base_arch(name) == expected
+
+
+@pytest.mark.parametrize("name", ["sm_90", "gfx", "gfx942:sramecc", "gfx942:+", "gfx942:"])
+def test_base_arch_rejects_other_names(name):
+    with pytest.raises(ValueError, match="not an AMD GPU target"):
+        hip.base_arch(name)
+
+
+def _round_trip(context) -> None:
+    data = bytes(range(256)) * 16
+    source = (ctypes.c_ubyte * len(data)).from_buffer_copy(data)
+    result = (ctypes.c_ubyte * len(data))()
+    pointer = context.alloc(len(data))
+    try:
+        context.copy_to_device(pointer, ctypes.addressof(source), len(data))
+        context.copy_to_host(ctypes.addressof(result), pointer, len(data))
+        context.synchronize()
+    finally:
+        context.free(pointer)
+    assert bytes(result) == data
+    context.free(context.alloc(0))
+
+
+@pytest.mark.gpu
+def test_cuda_device_memory_round_trip():
+    if not cuda.devices():
+        pytest.skip(f"no CUDA device: {cuda.unavailable_reason() or 'the driver lists none'}")
+    _round_trip(cuda.CudaContext(0))
+
+
+@pytest.mark.gpu
+def test_hip_device_memory_round_trip():
+    if not hip.devices():
+        pytest.skip(f"no HIP device: {hip.unavailable_reason() or 'the runtime lists none'}")
+    _round_trip(hip.HipContext(0))
