@@ -45,7 +45,10 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE", help="a SPIR-V binary or a unified binary")
     parser.add_argument("-o", "--output", metavar="OUT", help="write the text to OUT, not stdout")
     parser.add_argument(
-        "--target", metavar="T", help="a .ubin variant to disassemble: host, x86-64-v3, cpu:..."
+        "--target",
+        metavar="T",
+        help="show machine code for T (host, x86-64-v3, gfx942, sm_90, ...): a .ubin's "
+        "variant, or a .spv compiled for T now",
     )
     parser.add_argument("--module", type=int, default=0, help="a .ubin's module index (0)")
     parser.set_defaults(handler=_run_dis, error=parser.error)
@@ -60,7 +63,7 @@ def _run_dis(args: argparse.Namespace) -> int:
     if data.startswith(MAGIC):
         text = _dis_ubin(args, data)
     elif args.target:
-        args.error(f"--target needs a unified binary; {args.file} is not one")
+        text = _dis_compiled(args, data)
     else:
         text = disassemble(data)
     if args.output:
@@ -88,19 +91,72 @@ def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
     if not args.target:
         return disassemble(binary.module(args.module))
     variant = find_variant(binary, args.target, args.module)
+    if variant.target.kind == "nvptx":
+        return _dis_nvidia(variant)
     # llvmlite cannot disassemble object files; llvm-objdump can.
     objdump = require_tool("llvm-objdump", "disassembling native variants")
+    mcpu = [f"--mcpu={variant.target.arch}"] if variant.target.kind == "amdgpu" else []
     parts = []
     with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
         for kernel in sorted(variant.objects):
             path = os.path.join(tmp, "kernel.o")
             with open(path, "wb") as f:
                 f.write(variant.objects[kernel])
-            cmd = [objdump, "-d", "--no-show-raw-insn", path]
+            cmd = [objdump, "-d", "--no-show-raw-insn", *mcpu, path]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise CompileError(f"llvm-objdump failed on kernel {kernel}", proc.stderr)
             parts.append(f"; kernel {kernel}, {variant.name}\n{proc.stdout.replace(path, kernel)}")
+    return "\n".join(parts)
+
+
+def _dis_nvidia(variant) -> str:
+    """PTX as stored, or a cubin's SASS through cuobjdump (CUDA toolkit)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from .errors import CompileError
+
+    parts = []
+    for kernel in sorted(variant.objects):
+        image = variant.objects[kernel]
+        if not image.startswith(b"\x7fELF"):
+            parts.append(f"// kernel {kernel}, {variant.name} (PTX)\n{image.decode()}")
+            continue
+        cuobjdump = shutil.which("cuobjdump")
+        if cuobjdump is None:
+            raise CompileError(
+                f"kernel {kernel} of {variant.name} is a cubin; showing its SASS needs "
+                "cuobjdump from the CUDA toolkit (or disassemble the .spv with --target)"
+            )
+        with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
+            path = os.path.join(tmp, "kernel.cubin")
+            with open(path, "wb") as f:
+                f.write(image)
+            proc = subprocess.run([cuobjdump, "-sass", path], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"cuobjdump failed on kernel {kernel}", proc.stderr)
+            parts.append(f"// kernel {kernel}, {variant.name}\n{proc.stdout}")
+    return "\n".join(parts)
+
+
+def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
+    """Every kernel of a SPIR-V module compiled for ``--target`` now, as assembly."""
+    from .jit import kernel_assembly, runner_symbol
+    from .program import Program
+    from .target import parse_target
+
+    try:
+        target = parse_target(args.target)
+    except ValueError as exc:
+        args.error(str(exc))
+    program = Program(spirv, target=target)
+    parts = []
+    for kernel in program.kernel_names:
+        symbol = runner_symbol(program.module, program._prefix, kernel, target)
+        text = kernel_assembly(program._translated(), target, symbol)
+        parts.append(f"; kernel {kernel}, {target.name}\n{text}")
     return "\n".join(parts)
 
 

@@ -20,6 +20,7 @@ from .backends.gpu import codegen as gpu_codegen
 from .spirv.module import Module
 from .target import Target
 from .translate.abi import TargetABI
+from .translate.amdgcn import unsupported_call
 from .translate.module import ModuleTranslator, Translation, translate
 from .translate.signature import KernelSignature
 
@@ -104,27 +105,45 @@ def compile_kernel(
 
     The object code is a host object file, an AMD code object or an NVIDIA cubin (PTX
     where ptxas is not installed)."""
+    directory = config.dump_dir() if dump_as else None
+    llmod = _optimized(translation, target, symbol, dump_as, times, directory)
+    if directory is not None:
+        # From a copy: code generation changes the module (AMDGPU structurizes it), so
+        # a second emission from the same module can fail.
+        assembly = _assembly_of(llmod.clone(), target)
+        dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly})
+    if target.is_gpu:
+        return times.run("obj", gpu_codegen.emit, llmod, target, f"{symbol} for {target.name}")
+    return times.run("obj", codegen.emit_object, llmod, target)
+
+
+def kernel_assembly(translation: Translation, target: Target, symbol: str) -> str:
+    """What ``compile_kernel`` would produce, as assembly (GCN, PTX, x86-64, ...)."""
+    return _assembly_of(_optimized(translation, target, symbol, None, StageTimes(), None), target)
+
+
+def _assembly_of(llmod, target: Target) -> str:
+    return (gpu_codegen.assembly if target.is_gpu else codegen.emit_assembly)(llmod, target)
+
+
+def _optimized(translation, target, symbol, dump_as, times, directory):
     if target.is_gpu:
         text = times.run("llir", gpu_codegen.kernel_module, translation, target, symbol)
     else:
         text = times.run(
             "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
         )
-    directory = config.dump_dir() if dump_as else None
+    unsupported = unsupported_call(text, dump_as or symbol, target.name)
+    if unsupported is not None:
+        raise unsupported
     if directory is not None:
         dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
     llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
     if target.is_gpu:
         times.run("opt", gpu_codegen.optimize, llmod, target, symbol)
-        obj = times.run("obj", gpu_codegen.emit, llmod, target, f"{symbol} for {target.name}")
-        assembly = gpu_codegen.assembly
     else:
         times.run("opt", codegen.optimize, llmod, target)
-        obj = times.run("obj", codegen.emit_object, llmod, target)
-        assembly = codegen.emit_assembly
-    if directory is not None:
-        dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly(llmod, target)})
-    return obj
+    return llmod
 
 
 def dump(directory: Path, kernel: str, files: dict[str, str | bytes]) -> None:

@@ -24,6 +24,7 @@ from .backends.cpu.launcher import (
     normalize_sizes,
 )
 from .cache_key import KernelKey
+from .device import Device, devices
 from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
@@ -50,7 +51,8 @@ class Program:
 
     ``native_objects`` maps kernel names to object code already built for ``target``
     with this module and these spec constants (a unified binary's native variants);
-    those kernels skip the JIT.
+    those kernels skip the JIT. ``other_targets`` does the same for other targets (a
+    unified binary's GPU variants), used when a kernel runs on such a device.
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class Program:
         *,
         target: Target | None = None,
         native_objects: Mapping[str, bytes] | None = None,
+        other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
     ):
         self._spirv = bytes(spirv)
         self.name = name
@@ -74,12 +77,16 @@ class Program:
         self._prefix = f"spirvjit.{digest.hexdigest()[:16]}"
         self.target: Target = target or host_target()
         self._native_objects = dict(native_objects or {})
+        # Native objects for other targets (a unified binary's GPU variants), used by
+        # for_target.
+        self._other_targets = dict(other_targets or {})
         self._lock = threading.RLock()
         self._translation: Translation | None = None
         self._translate_seconds = 0.0
         self._data_library: str | None = None
         self._data = None  # keeps the program's data library alive
         self._kernels: dict[str, Kernel] = {}
+        self._for_targets: dict[Target, Program] = {}
         self.origins: dict[str, str] = {}  # kernel -> "native", "memory", "disk" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         # Entry points and spec constants are checked now; function bodies are translated
@@ -126,6 +133,23 @@ class Program:
         return KernelKey.make(
             self.spirv_digest, name, self.spec_constants, self.target, jit.key_options(self.target)
         )
+
+    def for_target(self, target: Target) -> Program:
+        """This program compiled for ``target`` (this program itself for its own target)."""
+        if target == self.target:
+            return self
+        with self._lock:
+            found = self._for_targets.get(target)
+            if found is None:
+                found = Program(
+                    self._spirv,
+                    self.spec_constants,
+                    self.name,
+                    target=target,
+                    native_objects=self._other_targets.get(target),
+                )
+                self._for_targets[target] = found
+            return found
 
     def _translated(self) -> Translation:
         if self._translation is None:
@@ -216,6 +240,7 @@ class Kernel:
         self._code = None
         self.compile_seconds: float | None = None
         self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
+        self._gpu_kernels: dict[Device, object] = {}  # GPU -> its loaded code
 
     @property
     def num_args(self) -> int:
@@ -227,7 +252,18 @@ class Kernel:
             self._code, self.compile_seconds = self.program._compile(self.name)
             self._runner = RUNNER(self._code.address)
 
-    def __call__(self, *args, global_size, local_size=None, global_offset=None) -> None:
+    def __call__(
+        self, *args, global_size, local_size=None, global_offset=None, device: Device | None = None
+    ) -> None:
+        """Runs the kernel over ``global_size`` work-items and returns when it is done.
+
+        ``device``: one of ``spirvjit.devices()``; the host CPU when None, unless the
+        program was built for a GPU target (then the first GPU of that target). On a
+        GPU, NumPy arrays are copied to the device and the writable ones back.
+        """
+        if (device is not None and device.kind != "cpu") or self.program.target.is_gpu:
+            self._launch_gpu(device, args, global_size, local_size, global_offset)
+            return
         key = (global_size, local_size, global_offset)
         try:
             plan = self._plans[key]
@@ -252,6 +288,21 @@ class Kernel:
             arena_bytes,
         )
         del keep
+
+    def _launch_gpu(self, device, args, global_size, local_size, global_offset) -> None:
+        from .gpu_launch import GpuKernel
+
+        target = device.target if device is not None else self.program.target
+        if device is None:
+            device = next((d for d in devices() if d.target == target), None)
+            if device is None:
+                raise LaunchError(f"no {target.name} GPU is present to run on", self.name)
+        gpu = self._gpu_kernels.get(device)
+        if gpu is None:
+            program = self.program.for_target(device.target)
+            image, _origin = program.object_code(self.name)
+            gpu = self._gpu_kernels[device] = GpuKernel(device, image, self.signature, self._packer)
+        gpu.launch(args, global_size, local_size, global_offset)
 
     def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
         gs, ls, offset, dims = normalize_sizes(self.name, global_size, local_size, global_offset)

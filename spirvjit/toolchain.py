@@ -31,6 +31,11 @@ _CANDIDATES: dict[str, tuple[str, ...]] = {
     "spirv-link": ("spirv-link",),
     "llvm-objdump": ("llvm-objdump-22", "/usr/lib/llvm-22/bin/llvm-objdump"),
     "ld.lld": ("ld.lld-22", "/usr/lib/llvm-22/bin/ld.lld", "ld.lld"),
+    "llvm-readelf": ("llvm-readelf-22", "/usr/lib/llvm-22/bin/llvm-readelf"),
+    "clang-offload-bundler": (
+        "clang-offload-bundler-22",
+        "/usr/lib/llvm-22/bin/clang-offload-bundler",
+    ),
     "ptxas": ("ptxas", "/usr/local/cuda/bin/ptxas"),
 }
 
@@ -45,6 +50,8 @@ _PACKAGES: dict[str, str] = {
     "spirv-link": "spirv-tools",
     "llvm-objdump": "llvm-22",
     "ld.lld": "lld-22",
+    "llvm-readelf": "llvm-22",
+    "clang-offload-bundler": "clang-22",
     "ptxas": "nvidia-cuda-toolkit",
 }
 

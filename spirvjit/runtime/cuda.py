@@ -45,7 +45,7 @@ _PROTOTYPES: dict[str, Prototype] = {
     "cuGetErrorName": (c_int, [c_int, POINTER(c_char_p)]),
     "cuGetErrorString": (c_int, [c_int, POINTER(c_char_p)]),
 }
-_OPTIONAL = frozenset({"cuFuncSetAttribute"})  # CUDA 9+; only needed above 48 KiB
+_OPTIONAL: frozenset[str] = frozenset()  # everything is in CUDA 9 and later
 
 ATTR_MAX_THREADS_PER_BLOCK = 1
 ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8

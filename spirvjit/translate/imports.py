@@ -15,6 +15,7 @@ from llvmlite import ir
 
 from ..spirv.grammar import FPRoundingMode
 from ..spirv.module import Instruction
+from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
 from .function import FunctionTranslator
 from .ops_arith import resize_int
@@ -73,6 +74,8 @@ def first_parameter_signed(codes: str) -> bool | None:
 
 def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: list[int]) -> ir.Value:
     """Lowers a call to the imported function ``name``; raises SpirvError for unknown ones."""
+    if is_amdgcn_builtin(name):
+        return call_amdgcn(t, inst, name, args)
     builtin = builtin_of_function(name)
     ty = t.llvm_type(inst.result_type)
     if builtin is not None:

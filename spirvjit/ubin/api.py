@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -9,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from .. import config
 from ..errors import BinaryFormatError
 from ..program import Program
-from ..target import Target, host_target, parse_cpu_target
+from ..target import Target, host_target, parse_target
 from .build import Input, build_contents
 from .reader import UnifiedBinary, read_file
-from .select import Choice, choose
+from .select import Choice, choose, spec_key, stale_reason
 from .writer import write_file
 
 log = logging.getLogger("spirvjit")
@@ -65,7 +66,7 @@ def build(
     for key, value in (spec_constants or {}).items():
         if not isinstance(key, int) or not isinstance(value, (int, float, bool)):
             raise TypeError(f"spec constant {key!r}: ids are ints and values Python numbers")
-    resolved = [t if isinstance(t, Target) else parse_cpu_target(t) for t in targets]
+    resolved = [t if isinstance(t, Target) else parse_target(t) for t in targets]
     contents = build_contents(
         _inputs(sources_or_spirv),
         options=options,
@@ -96,8 +97,6 @@ def choice_for(
     binary: UnifiedBinary, module: int, spirv: bytes, spec: Mapping[int, object]
 ) -> Choice:
     """The variant this machine runs for ``module`` of ``binary``."""
-    import hashlib
-
     variants = [v for v in binary.variants if v.module == module]
     return choose(variants, host_target(), hashlib.sha256(spirv).hexdigest(), spec)
 
@@ -124,7 +123,14 @@ def open_program(
         log.info("spirvjit: %s: runs %s: %s", binary.name, picked, choice.reason)
         for name, why in choice.rejected:
             log.info("spirvjit: %s: passed over %s: %s", binary.name, name, why)
-    return Program(spirv, spec, name=binary.name, native_objects=objects), choice
+    digest = hashlib.sha256(spirv).hexdigest()
+    gpus = {
+        v.target: v.objects
+        for v in binary.variants
+        if v.module == index and v.target.is_gpu and stale_reason(v, digest, spec_key(spec)) is None
+    }
+    program = Program(spirv, spec, name=binary.name, native_objects=objects, other_targets=gpus)
+    return program, choice
 
 
 def load(

@@ -17,12 +17,12 @@ EXIT_OK = 0
 
 
 def _targets(args: argparse.Namespace, text: str | None) -> list:
-    """``--target host,x86-64-v3`` as Targets; a bad name is a usage error."""
-    from ..target import parse_cpu_target
+    """``--target host,x86-64-v3,gfx942,sm_90`` as Targets; a bad name is a usage error."""
+    from ..target import parse_target
 
     names = [t for part in (text or "").split(",") if (t := part.strip())]
     try:
-        return [parse_cpu_target(name) for name in names]
+        return [parse_target(name) for name in names]
     except ValueError as exc:
         args.error(str(exc))
 
@@ -56,7 +56,8 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--target",
         metavar="T[,T...]",
-        help="native variants to include: host, generic, x86-64, x86-64-v2, x86-64-v3, x86-64-v4",
+        help="native variants to include: host, generic, x86-64[-v2|-v3|-v4] (CPUs), "
+        "gfx942, gfx90a:xnack+, ... (AMD GPUs), sm_80, sm_90, ... (NVIDIA GPUs)",
     )
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]")
     parser.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
@@ -197,7 +198,9 @@ def register_add_target(subparsers: argparse._SubParsersAction) -> None:
         _run_add_target,
     )
     parser.add_argument("file", metavar="FILE.ubin")
-    parser.add_argument("--target", required=True, metavar="T[,T...]", help="e.g. host,x86-64-v3")
+    parser.add_argument(
+        "--target", required=True, metavar="T[,T...]", help="e.g. host,x86-64-v3,gfx942,sm_90"
+    )
     _add_output(parser, "write here instead of replacing FILE")
 
 

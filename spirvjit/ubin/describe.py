@@ -20,7 +20,7 @@ def find_variant(binary: UnifiedBinary, name: str, module: int = 0) -> Variant:
     if name == "host":
         matches = [v for v in variants if v.target == host_target()]
     else:
-        matches = [v for v in variants if name in (v.name, v.target.arch)]
+        matches = [v for v in variants if name in (v.name, v.target.arch, v.target.name)]
     if len(matches) == 1:
         return matches[0]
     listed = ", ".join(v.name for v in variants) or "none"

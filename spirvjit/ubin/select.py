@@ -59,7 +59,7 @@ def _rank(variant: Target, host: Target) -> int | None:
     return None  # built for another named CPU: it may use what this one lacks
 
 
-def _stale(variant: Variant, spirv_sha256: str, spec: str) -> str | None:
+def stale_reason(variant: Variant, spirv_sha256: str, spec: str) -> str | None:
     """Why ``variant`` cannot serve this module and build of spirvjit, or None."""
     if variant.spirv_sha256 != spirv_sha256:
         return "built from a different SPIR-V module"
@@ -89,7 +89,7 @@ def choose(
     rejected: list[tuple[str, str]] = []
     usable: list[tuple[int, Variant]] = []
     for variant in variants:
-        why = _stale(variant, spirv_sha256, spec)
+        why = stale_reason(variant, spirv_sha256, spec)
         rank = _EXACT_RANK if variant.target == host else _rank(variant.target, host)
         if why is None and rank is None:
             why = f"not runnable on this {host.arch} host"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import shutil
 import struct
 import subprocess
 import sys
@@ -298,6 +299,167 @@ def test_base_arch_splits_features(name, expected):
 def test_base_arch_rejects_other_names(name):
     with pytest.raises(ValueError, match="not an AMD GPU target"):
         hip.base_arch(name)
+
+
+# Both APIs' functions in C, so the ctypes prototypes meet a real C ABI: a truncated
+# 64-bit handle, a size in the wrong slot or a mis-declared array fails here.
+_STUB_SOURCE = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#define H(x) ((void *)(uintptr_t)(x))
+#define MODULE H(0x7f0000000020)
+#define FUNCTION H(0x7f0000000030)
+uint64_t seen[16];  /* the last launch, read back by the test */
+static char heap[4096];
+static int record(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                  unsigned bz, size_t shared, void *stream, void **kp, void **extra) {
+    uint64_t v[] = {(uintptr_t)f, gx, gy, gz, bx, by, bz, shared, (uintptr_t)stream,
+                    (uintptr_t)extra, *(uint64_t *)kp[0], *(uint32_t *)kp[1]};
+    memcpy(seen, v, sizeof v);
+    return f == FUNCTION ? 0 : 400;
+}
+static int name(char *s, int n, int d) { snprintf(s, n, "Stub %d", d); return 0; }
+static int count(int *n) { *n = 1; return 0; }
+static int function(void **f, void *m, const char *name) {
+    *f = FUNCTION;
+    return m == MODULE && !strcmp(name, "k") ? 0 : 500;
+}
+int cuInit(unsigned flags) { return flags; }
+int cuDeviceGetCount(int *n) { return count(n); }
+int cuDeviceGet(int *d, int i) { *d = i; return 0; }
+int cuDeviceGetName(char *s, int n, int d) { return name(s, n, d); }
+int cuDeviceGetAttribute(int *v, int a, int d) {
+    *v = a == 75 ? 8 : a == 76 ? 9 : 1000 + a; /* compute capability 8.9 */
+    return 0;
+}
+int cuDevicePrimaryCtxRetain(void **c, int d) { *c = H(0x7f0000000010); return 0; }
+int cuCtxSetCurrent(void *c) { return c == H(0x7f0000000010) ? 0 : 201; }
+int cuModuleLoadDataEx(void **m, const char *image, unsigned n, int *options, void **values) {
+    *m = MODULE;
+    if (!strcmp(image, ".version 8.0")) return 0;
+    snprintf(values[0], (size_t)values[1], "ptxas: rejected");
+    return 218;
+}
+int cuModuleGetFunction(void **f, void *m, const char *s) { return function(f, m, s); }
+int cuModuleUnload(void *m) { return m == MODULE ? 0 : 400; }
+int cuMemAlloc_v2(uint64_t *p, size_t n) { *p = (uintptr_t)heap; return n > sizeof heap ? 2 : 0; }
+int cuMemFree_v2(uint64_t p) { return p == (uintptr_t)heap ? 0 : 1; }
+int cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { memcpy(H(d), s, n); return 0; }
+int cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { memcpy(d, H(s), n); return 0; }
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void *stream, void **kp, void **extra) {
+    return record(f, gx, gy, gz, bx, by, bz, shared, stream, kp, extra);
+}
+int cuFuncSetAttribute(void *f, int a, int v) { seen[12] = a; seen[13] = v; return 0; }
+int cuCtxSynchronize(void) { return 0; }
+int cuGetErrorName(int c, const char **s) {
+    *s = c == 218 ? "CUDA_ERROR_INVALID_PTX" : "CUDA_ERROR_OUT_OF_MEMORY";
+    return 0;
+}
+int cuGetErrorString(int c, const char **s) { *s = "stub"; return 0; }
+int hipInit(unsigned flags) { return flags; }
+int hipGetDeviceCount(int *n) { return count(n); }
+int hipSetDevice(int d) { return d ? 101 : 0; }
+int hipDeviceGetName(char *s, int n, int d) { return name(s, n, d); }
+int hipDeviceGetAttribute(int *v, int a, int d) { *v = 1000 + a; return 0; }
+int hipGetDevicePropertiesR0600(char *p, int d) {
+    strcpy(p, "Stub");
+    strcpy(p + 1000, "gfx90a:sramecc+:xnack-");
+    return 0;
+}
+int hipModuleLoadData(void **m, const void *image) {
+    *m = MODULE;
+    return memcmp(image, "\x7f" "ELF", 4) ? 200 : 0;
+}
+int hipModuleGetFunction(void **f, void *m, const char *s) { return function(f, m, s); }
+int hipModuleUnload(void *m) { return m == MODULE ? 0 : 400; }
+int hipMalloc(void **p, size_t n) { *p = heap; return n > sizeof heap ? 2 : 0; }
+int hipFree(void *p) { return p == heap ? 0 : 1; }
+int hipMemcpyHtoD(void *d, const void *s, size_t n) { memcpy(d, s, n); return 0; }
+int hipMemcpyDtoH(void *d, const void *s, size_t n) { memcpy(d, s, n); return 0; }
+int hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned shared, void *stream, void **kp,
+                          void **extra) { return 1; }
+int hipExtModuleLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
+                             uint32_t by, uint32_t bz, size_t shared, void *stream, void **kp,
+                             void **extra, void *start, void *stop, uint32_t flags) {
+    seen[12] = (uintptr_t)start | (uintptr_t)stop | flags;
+    return record(f, gx, gy, gz, bx, by, bz, shared, stream, kp, extra);
+}
+int hipDeviceSynchronize(void) { return 0; }
+const char *hipGetErrorName(int c) { return c == 2 ? "hipErrorOutOfMemory" : "hipErrorUnknown"; }
+const char *hipGetErrorString(int c) { return "stub"; }
+"""
+
+
+@pytest.fixture(scope="module")
+def stub_library(tmp_path_factory) -> str:
+    """The C stub driver, built with the system C compiler (skipped without one)."""
+    compiler = next(filter(None, map(shutil.which, ("cc", "gcc", "clang", "clang-22"))), None)
+    if compiler is None:
+        pytest.skip("no C compiler to build the stub driver")
+    directory = tmp_path_factory.mktemp("stub-driver")
+    (directory / "stub.c").write_text(_STUB_SOURCE)
+    library = directory / "libstubgpu.so"
+    command = [compiler, "-shared", "-fPIC", "-o", str(library), str(directory / "stub.c")]
+    subprocess.run(command, check=True)
+    return str(library)
+
+
+def _stub(monkeypatch, module, library: str):
+    monkeypatch.setattr(module._driver, "candidates", lambda: [library])
+    return (ctypes.c_uint64 * 16).in_dll(module.load_library(), "seen")
+
+
+def _stub_round_trip_and_errors(context, module) -> None:
+    data = bytes(range(200))
+    source = (ctypes.c_ubyte * len(data)).from_buffer_copy(data)
+    result = (ctypes.c_ubyte * len(data))()
+    pointer = context.alloc(len(data))
+    context.copy_to_device(pointer, ctypes.addressof(source), len(data))
+    context.copy_to_host(ctypes.addressof(result), pointer, len(data))
+    context.free(pointer)
+    assert bytes(result) == data
+    with pytest.raises(GpuDriverError, match="[Oo]ut[Oo]f[Mm]emory|OUT_OF_MEMORY"):
+        context.alloc(1 << 40)
+
+
+def test_cuda_prototypes_match_the_c_abi(monkeypatch, stub_library):
+    seen = _stub(monkeypatch, cuda, stub_library)
+    assert cuda.devices() == [cuda.GpuDeviceInfo("nvidia", 0, "Stub 0", "sm_89", 1016, 1001, 1097)]
+    context = cuda.CudaContext(0)
+    with pytest.raises(GpuDriverError, match="CUDA_ERROR_INVALID_PTX") as caught:
+        context.load_module(b".version 9.9", "bad.ptx")
+    assert caught.value.log == "ptxas: rejected"
+    module = context.load_module(b".version 8.0", "k.ptx")
+    function = module.function("k")
+    assert function == 0x7F0000000030
+    params = [struct.pack("<Q", 0x1122334455667788), struct.pack("<I", 7)]
+    context.launch(function, (256, 6, 1), (64, 2, 1), 64 * 1024, params)
+    expected = [function, 4, 3, 1, 64, 2, 1, 64 * 1024, 0, 0, 0x1122334455667788, 7, 8, 64 * 1024]
+    assert list(seen[:14]) == expected
+    context.synchronize()
+    module.unload()
+    _stub_round_trip_and_errors(context, cuda)
+
+
+def test_hip_prototypes_match_the_c_abi(monkeypatch, stub_library):
+    seen = _stub(monkeypatch, hip, stub_library)
+    arch = "gfx90a:sramecc+:xnack-"
+    assert hip.devices() == [hip.GpuDeviceInfo("amd", 0, "Stub 0", arch, 1063, 1056, 1074)]
+    context = hip.HipContext(0)
+    with pytest.raises(GpuDriverError, match="hipModuleLoadData failed"):
+        context.load_module(b"not elf", "bad.hsaco")
+    module = context.load_module(b"\x7fELF", "k.hsaco")
+    function = module.function("k")
+    params = [struct.pack("<Q", 0x1122334455667788), struct.pack("<I", 7)]
+    context.launch(function, (1000, 3, 1), (256, 1, 1), 128, params)
+    expected = [function, 1000, 3, 1, 256, 1, 1, 128, 0, 0, 0x1122334455667788, 7, 0]
+    assert list(seen[:13]) == expected
+    context.synchronize()
+    module.unload()
+    _stub_round_trip_and_errors(context, hip)
 
 
 def _round_trip(context) -> None:

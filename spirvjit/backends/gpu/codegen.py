@@ -25,7 +25,7 @@ from ...spirv.module import Module
 from ...target import Target
 from ...toolchain import find_tool, require_tool
 from ...translate.module import Translation, translate
-from ..cpu.codegen import kernel_ir, parse
+from ..cpu.codegen import kernel_ir
 from . import devicelib
 from .abi import GpuABI, gpu_abi
 from .entry import DYNAMIC_SHARED, emit_entry
