@@ -5,6 +5,8 @@ Public API::
     prog = spirvjit.compile_opencl(source, options=["-cl-std=CL3.0"])
     prog = spirvjit.load_spirv(path_or_bytes, spec_constants={1: 4})
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n)
+    gpu = spirvjit.devices()[-1]  # an NVIDIA or AMD GPU, where one is present
+    prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, device=gpu)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from .backends.cpu.launcher import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import Kernel, Program
+from .target import Target, parse_target
 
 __all__ = [
     "Device",
@@ -28,6 +31,8 @@ __all__ = [
     "Program",
     "SpirvError",
     "SpirvJitError",
+    "Target",
+    "parse_target",
     "build",
     "compile_opencl",
     "load",

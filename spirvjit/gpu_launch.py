@@ -88,7 +88,7 @@ class GpuKernel:
         copy_back: list[tuple[np.ndarray, int]] = []
         shared = 0
         try:
-            for spec, value, storage in zip(sig.args, args, storages, strict=True):
+            for spec, value, storage in zip(sig.args, args, storages[: len(args)], strict=True):
                 if spec.kind in ("global", "constant"):
                     address = 0
                     if value is not None:

@@ -16,6 +16,7 @@ from harness import build
 from sources import CASES
 
 import spirvjit
+from spirvjit.backends.gpu.devicelib import find_library
 from spirvjit.errors import CompileError
 from spirvjit.program import Program
 from spirvjit.target import parse_target
@@ -82,8 +83,8 @@ def test_suite_compiles_for_amd(target_name: str, tmp_path: Path):
 @pytest.mark.slow
 @pytest.mark.parametrize("target_name", NVIDIA_TARGETS)
 def test_suite_compiles_for_nvidia(target_name: str):
-    if find_tool("ptxas") is None:
-        pytest.skip("ptxas (CUDA toolkit) is not installed: products are PTX, not cubins")
+    if find_tool("ptxas") is None or find_library("nvptx") is None:
+        pytest.skip("the CUDA toolkit (ptxas, libdevice) is not installed")
     objects = suite_objects(target_name)
     assert len(objects) > 700
     for name, cubin in objects.items():

@@ -206,3 +206,27 @@ def test_errors_and_exit_codes(app, tmp_path):
     proc = cli("extract", str(app), "--variant", "x86-64-v2", "-o", str(tmp_path / "o"))
     assert proc.returncode == 1 and "no native variant matches" in proc.stderr
     assert cli("run", str(app)).returncode == 2
+
+
+def test_gpu_variants_build_show_and_serve_gpus(tmp_path):
+    out = tmp_path / "gpu.ubin"
+    saxpy_cl = str(EXAMPLES / "saxpy.cl")
+    proc = cli("build", saxpy_cl, "-o", str(out), "--target", "gfx942,gfx90a:xnack+,sm_90")
+    assert proc.returncode == 0, proc.stderr
+    binary = read_file(out)
+    names = sorted(v.target.name for v in binary.variants)
+    assert names == ["gfx90a:xnack+", "gfx942", "sm_90"]
+    dis = cli("dis", "--target", "gfx90a:xnack+", str(out)).stdout
+    assert "s_endpgm" in dis and "global_load_dword" in dis
+    # A .spv disassembles for a GPU target by compiling it now: PTX for NVIDIA.
+    spv = tmp_path / "saxpy.spv"
+    assert cli("extract", str(out), "--spirv", str(spv)).returncode == 0
+    ptx = cli("dis", "--target", "sm_90", str(spv)).stdout
+    assert ".target sm_90" in ptx and ".visible .entry saxpy" in ptx
+    # Loaded, the program takes a GPU's code from the binary instead of compiling it.
+    program = spirvjit.load(out)
+    for name in names:
+        gpu = program.for_target(spirvjit.parse_target(name))
+        assert gpu.object_code("saxpy")[1] == "native"
+    bad = cli("build", saxpy_cl, "-o", str(out), "--target", "gfx9999")
+    assert bad.returncode == 2 and "not a processor LLVM knows" in bad.stderr

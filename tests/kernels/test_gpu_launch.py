@@ -1,0 +1,136 @@
+"""The GPU launch path without a GPU: a fake driver context records what a launch
+would send (tests/unit/test_gpu_drivers.py covers the drivers' C calls)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from harness import build
+
+import spirvjit
+from spirvjit import gpu_launch
+from spirvjit.device import Device
+from spirvjit.runtime.common import GpuDeviceInfo
+from spirvjit.target import parse_target
+
+SOURCE = """
+kernel void k(global float* out, constant float* in, local float* tmp, float a, int4 v) {
+    tmp[get_local_id(0)] = in[get_global_id(0)] * a + v.x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[0];
+}
+"""
+
+
+class FakeContext:
+    """Device memory as a dict of NumPy byte arrays; launches are recorded, not run."""
+
+    def __init__(self):
+        self.memory: dict[int, np.ndarray] = {}
+        self.launches = []
+        self.freed = []
+
+    def load_module(self, image, what):
+        self.image = image
+        return self
+
+    def function(self, name):
+        return name
+
+    def alloc(self, nbytes):
+        address = 0x1000 * (len(self.memory) + 1)
+        self.memory[address] = np.zeros(nbytes, dtype=np.uint8)
+        return address
+
+    def copy_to_device(self, dst, src, nbytes):
+        self.memory[dst][:] = np.ctypeslib.as_array(
+            (np.ctypeslib.ctypes.c_uint8 * nbytes).from_address(src)
+        )
+
+    def copy_to_host(self, dst, src, nbytes):
+        (np.ctypeslib.ctypes.c_uint8 * nbytes).from_address(dst)[:] = bytes(self.memory[src])
+
+    def launch(self, function, global_size, local_size, shared, params):
+        self.launches.append((function, global_size, local_size, shared, params))
+        # "Run" the kernel: out[0] = 42, so the copy back is visible.
+        out = struct.unpack("<Q", params[0])[0]
+        self.memory[out][:4] = np.frombuffer(np.float32(42).tobytes(), np.uint8)
+
+    def synchronize(self):
+        pass
+
+    def free(self, address):
+        self.freed.append(address)
+
+
+@pytest.fixture
+def fake(monkeypatch) -> tuple[FakeContext, Device]:
+    context = FakeContext()
+    monkeypatch.setattr(gpu_launch, "_context", lambda device: context)
+    # A device per test: kernels keep the code they loaded per device.
+    device = Device(
+        f"fake H200 {id(context)}", "nvidia", parse_target("sm_90"), 132, 1024, 228 * 1024
+    )
+    return context, device
+
+
+def test_arguments_are_packed_as_the_entry_point_takes_them(fake):
+    context, device = fake
+    program = build(SOURCE)
+    out = np.zeros(512, dtype=np.float32)
+    inp = np.arange(512, dtype=np.float32)
+    v = np.array([1, 2, 3, 4], dtype=np.int32)
+    program.k(
+        out, inp, spirvjit.LocalMemory(1024), np.float32(2.0), v,
+        global_size=512, local_size=128, global_offset=None, device=device,
+    )  # fmt: skip
+    assert context.image[:4] == b"\x7fELF"  # the cubin ptxas made for sm_90
+    (function, gs, ls, shared, params) = context.launches[0]
+    assert (function, gs, ls, shared) == ("k", (512, 1, 1), (128, 1, 1), 1024)
+    out_address, in_address = (struct.unpack("<Q", p)[0] for p in params[:2])
+    assert bytes(context.memory[in_address]) == inp.tobytes()
+    assert params[2] == struct.pack("<I", 0)  # first __local buffer at offset 0
+    assert params[3] == struct.pack("<f", 2.0)
+    assert params[4] == v.tobytes()
+    assert params[5] == struct.pack("<QQQI", 0, 0, 0, 1)  # global offset, work_dim
+    assert out[0] == 42  # the written buffer came back
+    assert sorted(context.freed) == sorted(context.memory)  # nothing leaks
+
+
+def test_local_size_is_chosen_to_divide_the_global_size(fake):
+    context, device = fake
+    program = build(SOURCE)
+    out, inp = np.zeros(600, np.float32), np.zeros(600, np.float32)
+    v = np.zeros(4, np.int32)
+    program.k(out, inp, spirvjit.LocalMemory(64), np.float32(1), v, global_size=600, device=device)
+    (_, gs, ls, _, _) = context.launches[0]
+    assert gs[0] % ls[0] == 0 and ls[0] <= 256
+
+
+def test_too_much_local_memory_is_refused_before_launch(fake):
+    context, device = fake
+    program = build(SOURCE)
+    out, inp, v = np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(4, np.int32)
+    with pytest.raises(spirvjit.LaunchError, match="bytes of local memory"):
+        program.k(
+            out, inp, spirvjit.LocalMemory(1 << 20), np.float32(1), v,
+            global_size=64, device=device,
+        )  # fmt: skip
+    assert not context.launches and sorted(context.freed) == sorted(context.memory)
+
+
+def test_devices_lists_gpus_the_drivers_report(monkeypatch):
+    from spirvjit.runtime import cuda, hip
+
+    h200 = GpuDeviceInfo("nvidia", 0, "NVIDIA H200", "sm_90", 132, 1024, 232448)
+    mi300 = GpuDeviceInfo(
+        "amd", 1, "AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 304, 1024, 65536
+    )
+    monkeypatch.setattr(cuda, "devices", lambda: [h200])
+    monkeypatch.setattr(hip, "devices", lambda: [mi300])
+    host, nvidia, amd = spirvjit.devices()
+    assert host.kind == "cpu"
+    assert (nvidia.kind, nvidia.target.name, nvidia.index) == ("nvidia", "sm_90", 0)
+    assert (amd.kind, amd.target.arch, amd.target.features) == ("amd", "gfx942", "+sramecc,-xnack")
