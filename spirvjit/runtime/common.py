@@ -1,4 +1,5 @@
-"""Pieces shared by the CUDA and HIP bindings: the error, device facts, kernel parameters."""
+"""Pieces shared by the CUDA and HIP bindings: the error, device facts, kernel parameters,
+and the device-listing, memory and module calls both drivers make the same way."""
 
 from __future__ import annotations
 
@@ -271,3 +272,91 @@ class Driver:
 def decode(text: bytes | None) -> str:
     """A C string from a driver, as text (drivers may return NULL)."""
     return text.decode("utf-8", "replace") if text else ""
+
+
+def list_devices(
+    driver: Driver, device_word: str, count_call: str, device_info: Callable[[int], GpuDeviceInfo]
+) -> list[GpuDeviceInfo]:
+    """Every device the driver reports; [] when there is no driver or it fails. Never raises."""
+    try:
+        driver.ready()
+        count = ctypes.c_int()
+        driver.call(f"counting {device_word}s", count_call, ctypes.byref(count))
+        return [device_info(index) for index in range(count.value)]
+    except GpuDriverError:
+        return []
+
+
+class DeviceContext:
+    """Memory on one GPU, through the calls a subclass names for its driver.
+
+    ``_use`` makes the device current on the calling thread (cheap); every method calls
+    it first, so a context may be used from any thread.
+    """
+
+    driver: Driver
+    device_word: str  # "CUDA device", "HIP device": how errors name the device
+    pointer_type: type = ctypes.c_void_p  # what the allocation call writes
+    calls: dict[str, str]  # alloc, free, to_device, to_host, synchronize -> driver call
+    index: int
+
+    def _use(self) -> None:
+        raise NotImplementedError
+
+    def _call(self, what: str, name: str, *args, **kwargs) -> None:
+        self.driver.call(what, name, *args, **kwargs)
+
+    def alloc(self, nbytes: int) -> int:
+        """A device buffer of ``nbytes`` (at least 1, so every buffer has an address)."""
+        self._use()
+        pointer = self.pointer_type()
+        what = f"allocating {nbytes} bytes on {self.device_word} {self.index}"
+        self._call(what, self.calls["alloc"], ctypes.byref(pointer), max(1, nbytes))
+        return pointer.value or 0
+
+    def free(self, pointer: int) -> None:
+        self._use()
+        what = f"freeing device memory on {self.device_word} {self.index}"
+        self._call(what, self.calls["free"], pointer)
+
+    def copy_to_device(self, dst: int, src_host_address: int, nbytes: int) -> None:
+        self._use()
+        what = f"copying {nbytes} bytes to {self.device_word} {self.index}"
+        self._call(what, self.calls["to_device"], dst, src_host_address, nbytes)
+
+    def copy_to_host(self, dst_host_address: int, src: int, nbytes: int) -> None:
+        self._use()
+        what = f"copying {nbytes} bytes from {self.device_word} {self.index}"
+        self._call(what, self.calls["to_host"], dst_host_address, src, nbytes)
+
+    def synchronize(self) -> None:
+        """Waits for all launches; a kernel fault is reported here."""
+        self._use()
+        self._call(f"waiting for {self.device_word} {self.index}", self.calls["synchronize"])
+
+
+class LoadedModule:
+    """A code image loaded into a DeviceContext; kernels are looked up in it by name."""
+
+    get_function_call: str
+    unload_call: str
+
+    def __init__(self, context: DeviceContext, handle: int, what: str):
+        self.context = context
+        self.handle = handle
+        self.what = what
+
+    def function(self, name: str) -> int:
+        """The handle of kernel ``name``, for the context's launch."""
+        self.context._use()
+        function = ctypes.c_void_p()
+        what = f"looking up kernel '{name}' in {self.what}"
+        call = self.get_function_call
+        self.context._call(what, call, ctypes.byref(function), self.handle, name.encode())
+        self.context._names[function.value] = name
+        return function.value
+
+    def unload(self) -> None:
+        """Frees the module's device code; its functions must not be launched after."""
+        self.context._use()
+        self.context._call(f"unloading {self.what}", self.unload_call, self.handle)

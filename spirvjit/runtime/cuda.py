@@ -14,13 +14,16 @@ from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
 
 from .common import (
+    DeviceContext,
     Driver,
     GpuDeviceInfo,
     GpuDriverError,
     KernelParams,
+    LoadedModule,
     Prototype,
     check_whole_groups,
     decode,
+    list_devices,
 )
 
 _VOIDPP = POINTER(c_void_p)
@@ -129,45 +132,34 @@ def _device_info(index: int) -> GpuDeviceInfo:
 
 def devices() -> list[GpuDeviceInfo]:
     """The CUDA devices present; [] when there is no driver or it fails. Never raises."""
-    try:
-        _driver.ready()
-        count = c_int()
-        _call("counting CUDA devices", "cuDeviceGetCount", byref(count))
-        return [_device_info(index) for index in range(count.value)]
-    except GpuDriverError:
-        return []
+    return list_devices(_driver, "CUDA device", "cuDeviceGetCount", _device_info)
 
 
-class CudaModule:
+class CudaModule(LoadedModule):
     """A loaded cubin/PTX image; kernels are looked up in it by name."""
 
-    def __init__(self, context: CudaContext, handle: int, what: str):
-        self.context = context
-        self.handle = handle
-        self.what = what
-
-    def function(self, name: str) -> int:
-        """The handle (CUfunction) of kernel ``name``, for CudaContext.launch."""
-        self.context._use()
-        function = c_void_p()
-        what = f"looking up kernel '{name}' in {self.what}"
-        _call(what, "cuModuleGetFunction", byref(function), self.handle, name.encode())
-        self.context._names[function.value] = name
-        return function.value
-
-    def unload(self) -> None:
-        """Frees the module's device code; its functions must not be launched after."""
-        self.context._use()
-        _call(f"unloading {self.what}", "cuModuleUnload", self.handle)
+    get_function_call = "cuModuleGetFunction"
+    unload_call = "cuModuleUnload"
 
 
-class CudaContext:
+class CudaContext(DeviceContext):
     """The primary context of CUDA device ``index``: memory, modules and launches there.
 
     The primary context is the one the CUDA runtime and other libraries share, so
     buffers can be exchanged with them. Every method makes it current on the calling
     thread first (cheap), so a context may be used from any thread.
     """
+
+    driver = _driver
+    device_word = "CUDA device"
+    pointer_type = c_uint64
+    calls = {
+        "alloc": "cuMemAlloc_v2",
+        "free": "cuMemFree_v2",
+        "to_device": "cuMemcpyHtoD_v2",
+        "to_host": "cuMemcpyDtoH_v2",
+        "synchronize": "cuCtxSynchronize",
+    }
 
     def __init__(self, index: int):
         _driver.ready()
@@ -198,28 +190,6 @@ class CudaContext:
         _call(f"loading {what}", "cuModuleLoadDataEx", *args, log=log)
         return CudaModule(self, module.value, what)
 
-    def alloc(self, nbytes: int) -> int:
-        """A device buffer of ``nbytes`` (at least 1, so every buffer has an address)."""
-        self._use()
-        pointer = c_uint64()
-        what = f"allocating {nbytes} bytes on CUDA device {self.index}"
-        _call(what, "cuMemAlloc_v2", byref(pointer), max(1, nbytes))
-        return pointer.value
-
-    def free(self, pointer: int) -> None:
-        self._use()
-        _call(f"freeing device memory on CUDA device {self.index}", "cuMemFree_v2", pointer)
-
-    def copy_to_device(self, dst: int, src_host_address: int, nbytes: int) -> None:
-        self._use()
-        what = f"copying {nbytes} bytes to CUDA device {self.index}"
-        _call(what, "cuMemcpyHtoD_v2", dst, src_host_address, nbytes)
-
-    def copy_to_host(self, dst_host_address: int, src: int, nbytes: int) -> None:
-        self._use()
-        what = f"copying {nbytes} bytes from CUDA device {self.index}"
-        _call(what, "cuMemcpyDtoH_v2", dst_host_address, src, nbytes)
-
     def launch(
         self,
         function: int,
@@ -246,8 +216,3 @@ class CudaContext:
         args = KernelParams(params)
         launch = (function, *grid, *local_size, shared_bytes, None, args.array, None)
         _call(what, "cuLaunchKernel", *launch, kernel=kernel)
-
-    def synchronize(self) -> None:
-        """Waits for all launches; a kernel fault is reported here."""
-        self._use()
-        _call(f"waiting for CUDA device {self.index}", "cuCtxSynchronize")

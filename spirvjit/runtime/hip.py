@@ -15,14 +15,16 @@ from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_void_p
 
 from .common import (
+    DeviceContext,
     Driver,
     GpuDeviceInfo,
-    GpuDriverError,
     KernelParams,
+    LoadedModule,
     Prototype,
     check_sizes,
     check_whole_groups,
     decode,
+    list_devices,
 )
 
 _VOIDPP = POINTER(c_void_p)
@@ -151,45 +153,33 @@ def _device_info(index: int) -> GpuDeviceInfo:
 
 
 def devices() -> list[GpuDeviceInfo]:
-    """The HIP devices present; [] when there is no runtime or it fails. Never raises."""
-    try:
-        _driver.ready()
-        count = c_int()
-        _call("counting HIP devices", "hipGetDeviceCount", byref(count))
-        return [_device_info(index) for index in range(count.value)]
-    except GpuDriverError:
-        return []
+    """The HIP devices present; [] when there is no driver or it fails. Never raises."""
+    return list_devices(_driver, "HIP device", "hipGetDeviceCount", _device_info)
 
 
-class HipModule:
+class HipModule(LoadedModule):
     """A loaded code object; kernels are looked up in it by name."""
 
-    def __init__(self, context: HipContext, handle: int, what: str):
-        self.context = context
-        self.handle = handle
-        self.what = what
-
-    def function(self, name: str) -> int:
-        """The handle (hipFunction_t) of kernel ``name``, for HipContext.launch."""
-        self.context._use()
-        function = c_void_p()
-        what = f"looking up kernel '{name}' in {self.what}"
-        _call(what, "hipModuleGetFunction", byref(function), self.handle, name.encode())
-        self.context._names[function.value] = name
-        return function.value
-
-    def unload(self) -> None:
-        """Frees the module's device code; its functions must not be launched after."""
-        self.context._use()
-        _call(f"unloading {self.what}", "hipModuleUnload", self.handle)
+    get_function_call = "hipModuleGetFunction"
+    unload_call = "hipModuleUnload"
 
 
-class HipContext:
+class HipContext(DeviceContext):
     """HIP device ``index``: memory, modules and launches there.
 
     HIP's current device is per thread, so every method selects it first (cheap),
     and a context may be used from any thread.
     """
+
+    driver = _driver
+    device_word = "HIP device"
+    calls = {
+        "alloc": "hipMalloc",
+        "free": "hipFree",
+        "to_device": "hipMemcpyHtoD",
+        "to_host": "hipMemcpyDtoH",
+        "synchronize": "hipDeviceSynchronize",
+    }
 
     def __init__(self, index: int):
         _driver.ready()
@@ -206,28 +196,6 @@ class HipContext:
         module = c_void_p()
         _call(f"loading {what}", "hipModuleLoadData", byref(module), bytes(image))
         return HipModule(self, module.value, what)
-
-    def alloc(self, nbytes: int) -> int:
-        """A device buffer of ``nbytes`` (at least 1, so every buffer has an address)."""
-        self._use()
-        pointer = c_void_p()
-        what = f"allocating {nbytes} bytes on HIP device {self.index}"
-        _call(what, "hipMalloc", byref(pointer), max(1, nbytes))
-        return pointer.value or 0
-
-    def free(self, pointer: int) -> None:
-        self._use()
-        _call(f"freeing device memory on HIP device {self.index}", "hipFree", pointer)
-
-    def copy_to_device(self, dst: int, src_host_address: int, nbytes: int) -> None:
-        self._use()
-        what = f"copying {nbytes} bytes to HIP device {self.index}"
-        _call(what, "hipMemcpyHtoD", dst, src_host_address, nbytes)
-
-    def copy_to_host(self, dst_host_address: int, src: int, nbytes: int) -> None:
-        self._use()
-        what = f"copying {nbytes} bytes from HIP device {self.index}"
-        _call(what, "hipMemcpyDtoH", dst_host_address, src, nbytes)
 
     def launch(
         self,
@@ -261,8 +229,3 @@ class HipContext:
             _call(what, "hipExtModuleLaunchKernel", *launch, None, None, 0, kernel=kernel)
         else:
             _call(what, "hipModuleLaunchKernel", *launch, kernel=kernel)
-
-    def synchronize(self) -> None:
-        """Waits for all launches; a kernel fault is reported here."""
-        self._use()
-        _call(f"waiting for HIP device {self.index}", "hipDeviceSynchronize")
