@@ -241,6 +241,7 @@ class Kernel:
         self.compile_seconds: float | None = None
         self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
         self._gpu_kernels: dict[Device, object] = {}  # GPU -> its loaded code
+        self._default_gpu: Device | None = None  # where launches without device= go
 
     @property
     def num_args(self) -> int:
@@ -292,11 +293,16 @@ class Kernel:
     def _launch_gpu(self, device, args, global_size, local_size, global_offset) -> None:
         from .gpu_launch import GpuKernel
 
-        target = device.target if device is not None else self.program.target
         if device is None:
-            device = next((d for d in devices() if d.target == target), None)
+            # The program's own GPU target: find its device once, not at every launch
+            # (listing devices asks the drivers).
+            device = self._default_gpu
             if device is None:
-                raise LaunchError(f"no {target.name} GPU is present to run on", self.name)
+                target = self.program.target
+                device = next((d for d in devices() if d.target == target), None)
+                if device is None:
+                    raise LaunchError(f"no {target.name} GPU is present to run on", self.name)
+                self._default_gpu = device
         gpu = self._gpu_kernels.get(device)
         if gpu is None:
             program = self.program.for_target(device.target)

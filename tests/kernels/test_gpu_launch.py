@@ -134,3 +134,19 @@ def test_devices_lists_gpus_the_drivers_report(monkeypatch):
     assert host.kind == "cpu"
     assert (nvidia.kind, nvidia.target.name, nvidia.index) == ("nvidia", "sm_90", 0)
     assert (amd.kind, amd.target.arch, amd.target.features) == ("amd", "gfx942", "+sramecc,-xnack")
+
+
+def test_a_gpu_program_finds_its_device_once(fake, monkeypatch):
+    context, device = fake
+    calls = []
+
+    def listed():
+        calls.append(1)
+        return [device]
+
+    monkeypatch.setattr("spirvjit.program.devices", listed)
+    program = build(SOURCE).for_target(device.target)
+    out, inp, v = np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(4, np.int32)
+    for _ in range(3):
+        program.k(out, inp, spirvjit.LocalMemory(64), np.float32(1), v, global_size=64)
+    assert len(context.launches) == 3 and len(calls) == 1
