@@ -27,7 +27,6 @@ import errno
 import hashlib
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -37,9 +36,9 @@ from pathlib import Path
 from . import cache_format
 from .cache_format import CorruptEntry
 from .cache_key import KernelKey
+from .files import TEMP_SUFFIX, write_atomic
 
 ENTRY_SUFFIX = ".sjc"
-TEMP_SUFFIX = ".tmp"
 MAX_ENTRY_BYTES = 256 << 20  # a kernel object is KiB to a few MiB; more is not an entry
 TEMP_MAX_AGE = 3600.0  # older temporary files were left by a writer that died
 PRUNE_INTERVAL = 60.0  # automatic eviction runs at most this often per cache directory
@@ -103,25 +102,6 @@ def secure_dir(path: Path) -> None:
             f"refusing the cache directory {path}: it {why}, and its entries are native code "
             f"this process would run; fix it (chown/chmod go-w) or set SPIRVJIT_CACHE_DIR"
         )
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Writes ``path`` so that readers see the old file or the whole new one, never a part.
-
-    No fsync: a crash of the machine can leave a damaged file, which every reader
-    detects (entries by their digest, records by their JSON) and treats as missing.
-    """
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temp, flags | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def read_trusted(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:

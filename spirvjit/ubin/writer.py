@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 
 from ..errors import BinaryFormatError
+from ..files import write_atomic
 from . import schema
 from .format import (
     BUILD,
@@ -127,15 +127,6 @@ def _check(contents: Contents) -> None:
 
 
 def write_file(contents: Contents, path: str | os.PathLike) -> None:
-    """Writes the unified binary to ``path`` atomically (a reader never sees half a file)."""
-    data = write_bytes(contents)
-    path = os.fspath(path)
-    tmp = f"{path}.{os.getpid()}.tmp"  # same directory, so os.replace is atomic
-    try:
-        with open(tmp, "xb") as f:  # mode from the umask, like any other output file
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Writes the unified binary to ``path`` atomically (a reader never sees half a file),
+    with the permissions of any other output file (0666 less the umask)."""
+    write_atomic(path, write_bytes(contents), mode=0o666)

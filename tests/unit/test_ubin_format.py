@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 
 import pytest
 import ubin_samples as S
@@ -251,3 +252,16 @@ def test_parse_cpu_target_names(x86):
     assert X86_64_LEVELS["x86-64-v2"] < X86_64_LEVELS["x86-64-v3"] < X86_64_LEVELS["x86-64-v4"]
     with pytest.raises(ValueError, match="valid targets: host, generic, x86-64"):
         parse_cpu_target("x86-64-v9")
+
+
+def test_concurrent_writers_of_one_file_do_not_collide(tmp_path):
+    # Another thread of this process mid-write holds its own temporary file; a
+    # temporary name made of the process id alone made this write fail.
+    from spirvjit.ubin.reader import read_file
+    from spirvjit.ubin.writer import write_file
+
+    path = tmp_path / "app.ubin"
+    (tmp_path / f"app.ubin.{os.getpid()}.tmp").write_bytes(b"half a binary")
+    write_file(S.contents(), path)
+    assert read_file(path).module(0) == S.contents().modules[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.ubin", f"app.ubin.{os.getpid()}.tmp"]
