@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from . import config
 from .cli_cache import register_cache
-from .errors import SpirvJitError
+from .errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
 from .ubin.commands import (
     register_add_target,
     register_build,
@@ -27,10 +27,6 @@ from .ubin.commands import (
     register_run,
     register_strip,
 )
-
-EXIT_OK = 0
-EXIT_BAD_INPUT = 1
-EXIT_USAGE = 2
 
 
 def register_dis(subparsers: argparse._SubParsersAction) -> None:

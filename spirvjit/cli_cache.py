@@ -13,8 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-EXIT_OK = 0
-EXIT_BAD_INPUT = 1
+from .errors import EXIT_BAD_INPUT, EXIT_OK
 
 
 def register_cache(subparsers: argparse._SubParsersAction) -> None:

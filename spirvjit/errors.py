@@ -7,6 +7,12 @@ attributes so tools can act on them without parsing messages.
 
 from __future__ import annotations
 
+# Exit statuses of the ``spirvjit`` command line: success, a failure (the message on
+# stderr), a usage error (argparse's own status).
+EXIT_OK = 0
+EXIT_BAD_INPUT = 1
+EXIT_USAGE = 2
+
 
 class SpirvJitError(Exception):
     """Base class of every error spirvjit raises on purpose."""

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-EXIT_OK = 0
+from ..errors import EXIT_OK
 
 
 def _targets(args: argparse.Namespace, text: str | None) -> list:
