@@ -16,7 +16,6 @@ from pathlib import Path
 from . import config
 from .backends.cpu import abi as cpu_abi
 from .backends.cpu import codegen
-from .backends.gpu import codegen as gpu_codegen
 from .spirv.module import Module
 from .target import Target
 from .translate.abi import TargetABI
@@ -51,9 +50,16 @@ class StageTimes:
         return f"{self.total * 1e3:.1f} ms ({parts})"
 
 
+def _gpu():
+    """The GPU back end, imported at its first use: CPU-only processes never load it."""
+    from .backends.gpu import codegen
+
+    return codegen
+
+
 def _abi(target: Target) -> TargetABI:
     if target.is_gpu:
-        return gpu_codegen.abi(target)
+        return _gpu().abi(target)
     return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
 
 
@@ -61,7 +67,7 @@ def key_options(target: Target) -> tuple[str, ...]:
     """What besides the target decides a kernel's code: on GPUs, the device library."""
     if not target.is_gpu:
         return ()
-    library = gpu_codegen.device_library(target)
+    library = _gpu().device_library(target)
     return (f"devicelib={library.kind}:{library.fingerprint}" if library else "devicelib=none",)
 
 
@@ -80,7 +86,7 @@ def translate_program(
 ) -> Translation:
     """Translates the module once per program and wraps every kernel for the target."""
     if target.is_gpu:
-        return gpu_codegen.translate_program(module, target, spec_constants, prefix)
+        return _gpu().translate_program(module, target, spec_constants, prefix)
     translation = translate(module, _abi(target), spec_constants, prefix)
     for index, (name, fn) in enumerate(translation.kernel_functions.items()):
         cpu_abi.emit_kernel_wrappers(
@@ -113,7 +119,7 @@ def compile_kernel(
         assembly = _assembly_of(llmod.clone(), target)
         dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly})
     if target.is_gpu:
-        return times.run("obj", gpu_codegen.emit, llmod, target, f"{symbol} for {target.name}")
+        return times.run("obj", _gpu().emit, llmod, target, f"{symbol} for {target.name}")
     return times.run("obj", codegen.emit_object, llmod, target)
 
 
@@ -123,12 +129,12 @@ def kernel_assembly(translation: Translation, target: Target, symbol: str) -> st
 
 
 def _assembly_of(llmod, target: Target) -> str:
-    return (gpu_codegen.assembly if target.is_gpu else codegen.emit_assembly)(llmod, target)
+    return (_gpu().assembly if target.is_gpu else codegen.emit_assembly)(llmod, target)
 
 
 def _optimized(translation, target, symbol, dump_as, times, directory):
     if target.is_gpu:
-        text = times.run("llir", gpu_codegen.kernel_module, translation, target, symbol)
+        text = times.run("llir", _gpu().kernel_module, translation, target, symbol)
     else:
         text = times.run(
             "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
@@ -140,7 +146,7 @@ def _optimized(translation, target, symbol, dump_as, times, directory):
         dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
     llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
     if target.is_gpu:
-        times.run("opt", gpu_codegen.optimize, llmod, target, symbol)
+        times.run("opt", _gpu().optimize, llmod, target, symbol)
     else:
         times.run("opt", codegen.optimize, llmod, target)
     return llmod
