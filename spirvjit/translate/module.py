@@ -104,6 +104,12 @@ class ModuleTranslator:
 
     # -- globals ---------------------------------------------------------------------
 
+    def local_symbol(self, prefix: str, value_id: int) -> str:
+        """``prefix.<SPIR-V name>.<id>``: readable in dumps, unique in the module."""
+        return (
+            f"{prefix}.{_NAME_SAFE.sub('_', self.module.name_of(value_id).lstrip('%'))}.{value_id}"
+        )
+
     def is_builtin_variable(self, value_id: int) -> bool:
         return bool(self.module.decorations_of(value_id, Decoration.BuiltIn))
 
@@ -135,11 +141,7 @@ class ModuleTranslator:
             self.module.decorations_of(inst.result_id, Decoration.Constant)
         )
         if constant:
-            name = (
-                "g."
-                + _NAME_SAFE.sub("_", self.module.name_of(inst.result_id).lstrip("%"))
-                + f".{inst.result_id}"
-            )
+            name = self.local_symbol("g", inst.result_id)
         else:
             name = f"{self.symbol_prefix}.g{inst.result_id}"
         gv = ir.GlobalVariable(self.llmodule, ty, name, addrspace=self.abi.address_space(storage))
@@ -176,11 +178,7 @@ class ModuleTranslator:
             if found is None:
                 inst = self.module.defs[value_id]
                 ty = self.types.llvm(self.types.spv(inst.result_type).element)
-                name = (
-                    "lds."
-                    + _NAME_SAFE.sub("_", self.module.name_of(value_id).lstrip("%"))
-                    + f".{value_id}"
-                )
+                name = self.local_symbol("lds", value_id)
                 align = max(ty.get_abi_alignment(self.target_data), 16)
                 found = self.abi.workgroup_variable(self.llmodule, name, ty, align)
                 self._globals[value_id] = found
@@ -214,9 +212,7 @@ class ModuleTranslator:
                 continue
             fnty = self.types.llvm(fn.function_type)
             fnty = ir.FunctionType(fnty.return_type, list(fnty.args) + hidden)
-            name = (
-                "spv." + _NAME_SAFE.sub("_", self.module.name_of(fn.id).lstrip("%")) + f".{fn.id}"
-            )
+            name = self.local_symbol("spv", fn.id)
             llfn = ir.Function(self.llmodule, fnty, name)
             llfn.linkage = "internal"
             if fn.control & FunctionControl.DontInline:
@@ -250,9 +246,7 @@ class ModuleTranslator:
         i64 = ir.IntType(64)
         extra = [ir.PointerType(), i64, i64, ir.IntType(32)]
         params = list(fnty.args) + self.abi.hidden_parameters() + extra
-        name = (
-            "spv.step." + _NAME_SAFE.sub("_", self.module.name_of(fn_id).lstrip("%")) + f".{fn_id}"
-        )
+        name = self.local_symbol("spv.step", fn_id)
         llfn = ir.Function(self.llmodule, ir.FunctionType(ir.IntType(32), params), name)
         llfn.linkage = "internal"
         translator = FunctionTranslator(self, fn, llfn, stepped)
