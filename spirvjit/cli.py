@@ -139,7 +139,6 @@ def _dis_nvidia(variant) -> str:
 
 def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     """Every kernel of a SPIR-V module compiled for ``--target`` now, as assembly."""
-    from .jit import kernel_assembly, runner_symbol
     from .program import Program
     from .target import parse_target
 
@@ -150,9 +149,7 @@ def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     program = Program(spirv, target=target)
     parts = []
     for kernel in program.kernel_names:
-        symbol = runner_symbol(program.module, program._prefix, kernel, target)
-        text = kernel_assembly(program._translated(), target, symbol)
-        parts.append(f"; kernel {kernel}, {target.name}\n{text}")
+        parts.append(f"; kernel {kernel}, {target.name}\n{program.assembly(kernel)}")
     return "\n".join(parts)
 
 

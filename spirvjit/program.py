@@ -197,6 +197,14 @@ class Program:
             cache.store(key, obj)
             return obj, "compile"
 
+    def assembly(self, name: str) -> str:
+        """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX)."""
+        with self._lock:
+            if name not in self._signatures:
+                self.kernel(name)  # raises the LaunchError that lists the kernels
+            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
+            return jit.kernel_assembly(self._translated(), self.target, symbol)
+
     def _compile(self, name: str) -> tuple[object, float]:
         """Makes kernel ``name`` runnable; returns its loaded code and the seconds it took."""
         with self._lock:
