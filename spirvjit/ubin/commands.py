@@ -18,11 +18,10 @@ from ..errors import EXIT_OK
 
 def _targets(args: argparse.Namespace, text: str | None) -> list:
     """``--target host,x86-64-v3,gfx942,sm_90`` as Targets; a bad name is a usage error."""
-    from ..target import parse_target
+    from ..target import parse_targets
 
-    names = [t for part in (text or "").split(",") if (t := part.strip())]
     try:
-        return [parse_target(name) for name in names]
+        return parse_targets(text) if text is not None else []
     except ValueError as exc:
         args.error(str(exc))
 
