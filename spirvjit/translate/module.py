@@ -45,6 +45,14 @@ from .types import TypeTable
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9_.]")
 
 
+def declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    """Function ``name`` of ``module``, declared with ``fnty`` if it is not there yet."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, fnty, name)
+
+
 @dataclass
 class Translation:
     """The result of translating a module: LLVM IR plus what the host needs."""
@@ -194,10 +202,7 @@ class ModuleTranslator:
 
     def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
         """An external function (an LLVM intrinsic or a C library function), declared once."""
-        existing = self.llmodule.globals.get(name)
-        if existing is not None:
-            return existing
-        return ir.Function(self.llmodule, fnty, name)
+        return declare(self.llmodule, name, fnty)
 
     def import_name(self, function_id: int) -> str:
         for deco in self.module.decorations_of(function_id, Decoration.LinkageAttributes):

@@ -19,11 +19,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...spirv.grammar import Scope, StorageClass
+from ...translate.module import declare
 from ...translate.signature import KernelSignature
 
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
+_VOID_FN = ir.FunctionType(ir.VoidType(), [])
 HIDDEN = [I64, I64, I64, I32]  # global offset x/y/z, work_dim
 _XYZ = "xyz"
 
@@ -64,9 +66,7 @@ class GpuABI:
         raise AssertionError("GPU __local variables are globals (workgroup_variable)")
 
     def intrinsic(self, builder: ir.IRBuilder, name: str, ret: ir.Type) -> ir.Value:
-        module = builder.module
-        fn = module.globals.get(name) or ir.Function(module, ir.FunctionType(ret, []), name)
-        return builder.call(fn, [])
+        return builder.call(declare(builder.module, name, ir.FunctionType(ret, [])), [])
 
     def workitem(
         self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int
@@ -150,7 +150,7 @@ class AmdgpuABI(GpuABI):
         # What clang emits for OpenCL's barrier(): release, s_barrier, acquire.
         if ordering:
             builder.fence("release", memory_scope)
-        builder.call(_declare(builder.module, "llvm.amdgcn.s.barrier"), [])
+        builder.call(declare(builder.module, "llvm.amdgcn.s.barrier", _VOID_FN), [])
         if ordering:
             builder.fence("acquire", memory_scope)
 
@@ -213,7 +213,8 @@ class NvptxABI(GpuABI):
         # "Memory consistency model"); a fence is needed only for a wider scope.
         if ordering and memory_scope != "block":
             builder.fence("acq_rel", memory_scope)
-        barrier = _declare(builder.module, "llvm.nvvm.barrier.cta.sync.aligned.all", [I32])
+        fnty = ir.FunctionType(ir.VoidType(), [I32])
+        barrier = declare(builder.module, "llvm.nvvm.barrier.cta.sync.aligned.all", fnty)
         builder.call(barrier, [ir.Constant(I32, 0)])
 
     def _sreg(self, b: ir.IRBuilder, register: str, dim: int) -> ir.Value:
@@ -236,12 +237,6 @@ class NvptxABI(GpuABI):
 
     def global_size(self, b, dim):
         return b.mul(self.num_groups(b, dim), self.enqueued(b, dim), flags=["nuw"])
-
-
-def _declare(module: ir.Module, name: str, args: list[ir.Type] | None = None) -> ir.Function:
-    return module.globals.get(name) or ir.Function(
-        module, ir.FunctionType(ir.VoidType(), args or []), name
-    )
 
 
 def gpu_abi(kind: str, triple: str, data_layout: str) -> GpuABI:

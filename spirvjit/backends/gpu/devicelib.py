@@ -31,6 +31,7 @@ from llvmlite import ir
 
 from ...errors import CompileError
 from ...translate.mathlib import LIBMVEC
+from ...translate.module import declare
 
 # The C math functions the translator calls, with their arity; "lgamma_r" and "remquo"
 # also take an int pointer for a second result, "ilogb" returns an int.
@@ -75,7 +76,6 @@ class DeviceLibrary:
         for lane in (ir.FloatType(), ir.DoubleType()):
             names |= {self.symbol(base, lane) for base in MATH_FUNCTIONS}
             names |= {self.symbol(b, lane, s) for b in WITH_INT_OUT for s in out_spaces}
-            names |= {self.symbol("lgamma", lane)}
         names.discard(None)
         return names
 
@@ -206,7 +206,7 @@ def _define(
     if symbol is None:  # lgamma_r where the library has only lgamma
         b.ret(_lgamma_r(b, module, library, lane, args[0], args[1]))
         return
-    callee = module.globals.get(symbol) or ir.Function(module, fn.function_type, symbol)
+    callee = declare(module, symbol, fn.function_type)
     b.ret(b.call(callee, args))
 
 
@@ -214,15 +214,10 @@ def _lgamma_r(b, module, library, lane, x, sign_out) -> ir.Value:
     """lgamma_r from lgamma: Γ(x) < 0 exactly for x in (-2k-1, -2k), k ≥ 0, where
     floor(x) is odd; the sign is +1 everywhere else (poles and NaN included)."""
     symbol = library.symbol("lgamma", lane)
-    callee = module.globals.get(symbol) or ir.Function(
-        module, ir.FunctionType(lane, [lane]), symbol
-    )
-    result = b.call(callee, [x])
+    unary = ir.FunctionType(lane, [lane])
+    result = b.call(declare(module, symbol, unary), [x])
     suffix = "f32" if isinstance(lane, ir.FloatType) else "f64"
-    floor_fn = module.globals.get(f"llvm.floor.{suffix}") or ir.Function(
-        module, ir.FunctionType(lane, [lane]), f"llvm.floor.{suffix}"
-    )
-    floor = b.call(floor_fn, [x])
+    floor = b.call(declare(module, f"llvm.floor.{suffix}", unary), [x])
     i64 = ir.IntType(64)
     odd = b.trunc(b.fptosi(floor, i64), ir.IntType(1))
     negative = b.fcmp_ordered("<", x, ir.Constant(lane, 0.0))
