@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
+import tempfile
 
 from spirvjit.errors import CompileError
 
@@ -108,3 +110,39 @@ def require_tool(name: str, purpose: str) -> str:
         f"{name} not found (tried {tried}); it is needed for {purpose}. "
         f"Install it with `apt-get install {_PACKAGES[name]}` or set {var} to its path.",
     )
+
+
+# Generous: a pathological input can take a while, but a hung tool must not hang
+# the caller forever.
+TOOL_TIMEOUT_S = 120
+
+
+def run_checked(cmd: list[str], what: str, tmp: str, blame: str = "") -> None:
+    """Runs ``cmd``; CompileError naming the tool and ``what`` on failure or timeout.
+
+    Paths under ``tmp`` are shown without it in the tool's log. ``blame`` is appended to
+    a failure's message (e.g. "; this is a spirvjit bug").
+    """
+    tool = os.path.basename(cmd[0])
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CompileError(f"{tool} timed out after {TOOL_TIMEOUT_S} s on {what}") from exc
+    if proc.returncode != 0:
+        log = (proc.stderr + proc.stdout).replace(tmp + os.sep, "")
+        raise CompileError(f"{tool} failed on {what} (exit status {proc.returncode}){blame}", log)
+
+
+def run_on_bytes(
+    cmd: list[str], data: bytes, input_name: str, out_ext: str, what: str, blame: str = ""
+) -> bytes:
+    """Runs ``cmd INPUT -o OUTPUT`` on ``data`` in a temporary directory; OUTPUT's bytes."""
+    with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
+        src, out = os.path.join(tmp, input_name), os.path.join(tmp, f"out.{out_ext}")
+        with open(src, "wb") as f:
+            f.write(data)
+        run_checked([*cmd, src, "-o", out], what, tmp, blame)
+        with open(out, "rb") as f:
+            return f.read()

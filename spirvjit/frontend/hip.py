@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 
-from spirvjit.frontend.opencl import _run
+from spirvjit.frontend.opencl import run_compiler
 from spirvjit.toolchain import require_tool
 
 BUNDLE_ENTRY = "hip-spirv64-amd-amdhsa--amdgcnspirv"
@@ -38,13 +38,14 @@ def hip_to_spirv(
         with open(src, "w", encoding="utf-8") as f:
             f.write(source)
         bundle, spv = os.path.join(tmp, "out.bundle"), os.path.join(tmp, "out.spv")
-        _run(
+        run_compiler(
             [clang, *_HIP_FLAGS, *_DEVICE_FLAGS, *options, src, "-o", bundle],
             "compile",
             filename,
             tmp,
         )
         unbundle = [bundler, "--unbundle", "--type=o", f"--input={bundle}"]
-        _run([*unbundle, f"--targets={BUNDLE_ENTRY}", f"--output={spv}"], "unbundle", filename, tmp)
+        unbundle += [f"--targets={BUNDLE_ENTRY}", f"--output={spv}"]
+        run_compiler(unbundle, "unbundle", filename, tmp)
         with open(spv, "rb") as f:
             return f.read()

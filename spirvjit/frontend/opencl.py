@@ -99,7 +99,7 @@ def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     clang = require_tool("clang", "compiling OpenCL C to SPIR-V")
     cmd = [clang, "--target=spirv64", "-c", "-O2", *_SPIRV_EXTENSIONS, *_std_options(options)]
     cmd += [*options, src, "-o", spv]
-    _run(cmd, "compile", os.path.basename(src), tmp)
+    run_compiler(cmd, "compile", os.path.basename(src), tmp)
 
 
 def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> None:
@@ -108,12 +108,13 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     bc = os.path.join(tmp, "out.bc")
     cmd = [clang15, "-target", "spir64", "-emit-llvm", "-c", "-O2", *_TRANSLATOR_FLAGS]
     cmd += _std_options(options)
-    _run([*cmd, *options, src, "-o", bc], "compile", os.path.basename(src), tmp)
-    _run([translator, bc, "-o", spv], "translate", os.path.basename(src), tmp)
+    run_compiler([*cmd, *options, src, "-o", bc], "compile", os.path.basename(src), tmp)
+    run_compiler([translator, bc, "-o", spv], "translate", os.path.basename(src), tmp)
 
 
-def _run(cmd: list[str], verb: str, filename: str, tmp: str) -> None:
-    """Run one tool; raise CompileError on failure or timeout, log warnings."""
+def run_compiler(cmd: list[str], verb: str, filename: str, tmp: str) -> None:
+    """Run one compiler tool; raise CompileError (clang's error count, its diagnostics
+    as the log) on failure or timeout, log warnings. The HIP front end uses it too."""
     tool = os.path.basename(cmd[0])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)

@@ -21,12 +21,11 @@ from ..errors import CompileError, SpirvError
 from ..program import Program
 from ..spirv import grammar
 from ..target import Target
-from ..toolchain import require_tool
+from ..toolchain import require_tool, run_checked, run_on_bytes
 from .format import ArgInfo, BuildRecord, Contents, KernelInfo, Variant
 from .schema import file_name_ok, source_digest
 
 EXTENSIONS = (".cl", ".spv", ".spvasm", ".ll", ".bc")
-TIMEOUT_S = 120
 _NO_WRITE, _NO_READ_WRITE = 6, 7  # FunctionParameterAttribute values
 _FUNC_PARAM_ATTR = 38  # Decoration.FuncParamAttr
 _ASM_VERSION = re.compile(rb"^; Version: (1\.[0-6])\s*$", re.MULTILINE)
@@ -70,9 +69,13 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
         return opencl_to_spirv(text, options, producer=producer, filename=_safe_name(item.name))
     if item.kind == "spvasm":
         tool = require_tool("spirv-as", f"assembling {item.name}")
-        return _run_tool([tool, *_asm_version(item.data)], item, "spv")
+        return _run_tool([tool, *_asm_version(item.data)], item)
     clang = require_tool("clang", f"compiling {item.name} to SPIR-V")
-    return _run_tool([clang, "--target=spirv64", "-c", "-O2"], item, "spv")
+    return _run_tool([clang, "--target=spirv64", "-c", "-O2"], item)
+
+
+def _run_tool(cmd: list[str], item: Input) -> bytes:
+    return run_on_bytes(cmd, item.data, _safe_name(item.name), "spv", item.name)
 
 
 def _asm_version(text: bytes) -> list[str]:
@@ -84,29 +87,6 @@ def _asm_version(text: bytes) -> list[str]:
 
 def _safe_name(name: str) -> str:
     return name if file_name_ok(name) else "input" + os.path.splitext(name)[1]
-
-
-def _run_tool(cmd: list[str], item: Input, out_ext: str) -> bytes:
-    """Runs ``cmd INPUT -o OUTPUT`` in a temporary directory and returns OUTPUT's bytes."""
-    with tempfile.TemporaryDirectory(prefix="spirvjit-") as tmp:
-        src = os.path.join(tmp, _safe_name(item.name))
-        out = os.path.join(tmp, "out." + out_ext)
-        with open(src, "wb") as f:
-            f.write(item.data)
-        _run([*cmd, src, "-o", out], item.name, tmp)
-        with open(out, "rb") as f:
-            return f.read()
-
-
-def _run(cmd: list[str], what: str, tmp: str) -> None:
-    tool = os.path.basename(cmd[0])
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise CompileError(f"{tool} timed out after {TIMEOUT_S} s on {what}") from exc
-    if proc.returncode != 0:
-        log = proc.stderr.replace(tmp + os.sep, "")
-        raise CompileError(f"{tool} failed on {what} (exit status {proc.returncode})", log)
 
 
 def link(modules: Sequence[bytes], names: Sequence[str]) -> bytes:
@@ -126,7 +106,7 @@ def link(modules: Sequence[bytes], names: Sequence[str]) -> bytes:
             with open(paths[-1], "wb") as f:
                 f.write(module)
         out = os.path.join(tmp, "linked.spv")
-        _run([tool, "--allow-partial-linkage", *paths, "-o", out], " + ".join(names), tmp)
+        run_checked([tool, "--allow-partial-linkage", *paths, "-o", out], " + ".join(names), tmp)
         with open(out, "rb") as f:
             return f.read()
 
