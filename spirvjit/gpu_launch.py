@@ -81,7 +81,7 @@ class GpuKernel:
                 f"{self.device.name} allows {self.device.max_work_group_size}",
                 sig.name,
             )
-        _slots, storages, _ = self._packer.pack(args)  # checks every argument first
+        _slots, storages, _ = self._packer.pack(args, cpu_local=False)  # checks every argument
         ctx = self._context
         params: list[bytes] = []
         allocations: list[int] = []
@@ -106,11 +106,13 @@ class GpuKernel:
                     shared += value.nbytes
                 else:
                     params.append(ctypes.string_at(ctypes.addressof(storage), spec.size))
-            needed = shared + sig.static_local_bytes
-            if needed > self.device.local_memory_bytes:
+            # Only the __local arguments: the signature's static size counts the static
+            # __local variables of every kernel in the module, while a GPU kernel's code
+            # object has only its own (the driver refuses a launch whose total is too big).
+            if shared > self.device.local_memory_bytes:
                 raise LaunchError(
-                    f"needs {needed} bytes of local memory; {self.device.name} has "
-                    f"{self.device.local_memory_bytes}",
+                    f"needs {shared} bytes of local memory for its __local arguments; "
+                    f"{self.device.name} has {self.device.local_memory_bytes}",
                     sig.name,
                 )
             params.append(struct.pack("<QQQI", *offset, dims))

@@ -150,3 +150,27 @@ def test_a_gpu_program_finds_its_device_once(fake, monkeypatch):
     for _ in range(3):
         program.k(out, inp, spirvjit.LocalMemory(64), np.float32(1), v, global_size=64)
     assert len(context.launches) == 3 and len(calls) == 1
+
+
+TWO_KERNELS = """
+kernel void big(global float* out) {
+    local float table[16384];  // 64 KiB of static __local memory, in this kernel only
+    table[get_local_id(0)] = 1.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = table[0];
+}
+kernel void small(global float* out, local float* tmp) {
+    tmp[get_local_id(0)] = 2.0f;
+    out[get_global_id(0)] = tmp[0];
+}
+"""
+
+
+def test_another_kernels_static_local_memory_does_not_count(fake):
+    context, device = fake
+    program = build(TWO_KERNELS)
+    out = np.zeros(64, np.float32)
+    # 200 KiB of __local argument: fits the device's 228 KiB on its own, not with the
+    # other kernel's 64 KiB table, which this kernel's code does not have.
+    program.small(out, spirvjit.LocalMemory(200 * 1024), global_size=64, device=device)
+    assert context.launches[0][3] == 200 * 1024

@@ -188,8 +188,12 @@ class ArgumentPacker:
         self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
         self._dynamic_local = any(spec.kind == "local" for spec in signature.args)
 
-    def pack(self, args: Sequence) -> tuple[ctypes.Array, list, int]:
-        """Returns (argument pointer array, objects to keep alive, local bytes needed)."""
+    def pack(self, args: Sequence, cpu_local: bool = True) -> tuple[ctypes.Array, list, int]:
+        """Returns (argument pointer array, objects to keep alive, local bytes needed).
+
+        ``cpu_local=False`` leaves ``__local`` arguments to the caller (a GPU lays them
+        out in its own shared memory, with its own limit); local bytes are then 0.
+        """
         sig = self.signature
         if len(args) != len(self._packers):
             expected = ", ".join(a.describe() for a in sig.args)
@@ -203,6 +207,8 @@ class ArgumentPacker:
             keep.append(storage)
             slots[i] = ctypes.addressof(storage)
         keep.append(args)  # the arrays whose addresses were taken
+        if not cpu_local:
+            return slots, keep, 0
         local_bytes = (
             self._local_layout(args, keep) if self._dynamic_local else sig.static_local_bytes
         )
