@@ -29,6 +29,7 @@ from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
 from .target import Target, host_target
+from .translate.amdgcn_barriers import rewrite_amdgcn_barriers
 from .translate.module import Translation
 from .translate.signature import KernelSignature
 
@@ -68,6 +69,7 @@ class Program:
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
+        rewrite_amdgcn_barriers(self.module)  # HIP's __syncthreads (amdgcnspirv)
         self.spec_constants = dict(spec_constants or {})
         self.spirv_digest = hashlib.sha256(self._spirv).hexdigest()
         digest = hashlib.sha256(self.spirv_digest.encode())
@@ -107,13 +109,25 @@ class Program:
             found = self._kernels.get(name)
             if found is None:
                 if name not in self._signatures:
-                    raise LaunchError(
-                        "no kernel of that name; this program has "
-                        + (", ".join(self.kernel_names) or "none"),
-                        name,
-                    )
+                    # A source-level name (saxpy_kernel, reduce<float, 256>) of a mangled one.
+                    found = self._kernels[name] = self._kernel_by_source_name(name)
+                    return found
                 found = self._kernels[name] = Kernel(self, name, self._signatures[name])
             return found
+
+    def _kernel_by_source_name(self, name: str) -> Kernel:
+        from .kernel_names import resolve
+
+        try:
+            mangled = resolve(self.kernel_names, name)
+        except KeyError as exc:
+            raise LaunchError(exc.args[0], name) from None
+        if mangled is not None:
+            return self.kernel(mangled)
+        raise LaunchError(
+            "no kernel of that name; this program has " + (", ".join(self.kernel_names) or "none"),
+            name,
+        )
 
     def __getattr__(self, name: str) -> Kernel:
         if name.startswith("_"):
@@ -175,7 +189,8 @@ class Program:
         times = times or jit.StageTimes()
         with self._lock:
             if name not in self._signatures:
-                self.kernel(name)  # raises the LaunchError that lists the kernels
+                # A source-level name, or the LaunchError that lists the kernels.
+                name = self.kernel(name).name
             obj = self._native_objects.get(name)
             if obj is not None:
                 return obj, "native"
@@ -201,7 +216,8 @@ class Program:
         """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX)."""
         with self._lock:
             if name not in self._signatures:
-                self.kernel(name)  # raises the LaunchError that lists the kernels
+                # A source-level name, or the LaunchError that lists the kernels.
+                name = self.kernel(name).name
             symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
             return jit.kernel_assembly(self._translated(), self.target, symbol)
 

@@ -5,8 +5,12 @@ imported function named after the LLVM intrinsic, dots spelled as underscores:
 ``llvm.amdgcn.workitem.id.x`` becomes ``spirv.llvm_amdgcn_workitem_id_x``. For AMD
 targets the call goes back to the intrinsic. For other targets the common ones are
 emulated: work-item and work-group ids, the HSA dispatch packet and the code object
-v5 implicit arguments (sizes read from them), and ``s_barrier`` where the target has
-barriers. A kernel that calls anything else fails to compile, naming the built-in.
+v5 implicit arguments (sizes read from them), ``s_barrier`` (``amdgcn_barriers.py``
+turns it into OpControlBarrier first), the wavefront size (``WAVEFRONT_SIZE``: 64,
+amdgcnspirv's default), lane numbers (``mbcnt``) and the bit-field built-ins
+(``ubfe``, ``sbfe``, ``alignbit``). A kernel that calls anything else (the cross-lane
+operations: ``ballot``, ``ds_bpermute``, ``readlane``, ...) fails to compile, naming
+the HIP-level built-in.
 """
 
 from __future__ import annotations
@@ -24,6 +28,16 @@ I8, I16, I32, I64 = (ir.IntType(n) for n in (8, 16, 32, 64))
 # such space, so clang declares them returning a generic pointer.
 _CONSTANT_POINTERS = ("dispatch_ptr", "implicitarg_ptr", "queue_ptr", "kernarg_segment_ptr")
 _XYZ = "xyz"
+# The wavefront size emulated on targets that are not AMD GPUs; HIP's warpSize reads it.
+WAVEFRONT_SIZE = 64
+_TYPE_SUFFIX = ("_i32", "_i64")
+# HIP functions built on each cross-lane built-in, for error messages.
+_HIP_USERS = {
+    "ballot_w64": "__ballot, __any, __all, __activemask",
+    "ballot_w32": "__ballot, __any, __all, __activemask",
+    "ds_bpermute": "__shfl, __shfl_up, __shfl_down, __shfl_xor",
+    "readfirstlane": "__shfl with a uniform lane",
+}
 
 
 def is_amdgcn_builtin(name: str) -> bool:
@@ -34,9 +48,26 @@ def call_amdgcn(t: FunctionTranslator, inst: Instruction, name: str, args: list[
     builtin = name[len(PREFIX) :]
     void = t.types.spv(inst.result_type).kind == "void"
     ty = ir.VoidType() if void else t.llvm_type(inst.result_type)
+    values = [t.value(a) for a in args]
     if t.mt.abi.triple.startswith("amdgcn"):
-        return _intrinsic(t, builtin, ty, [t.value(a) for a in args])
-    return _emulate(t, builtin, ty)
+        return _intrinsic(t, builtin, ty, values)
+    return _emulate(t, builtin, ty, values)
+
+
+def hip_builtin_name(builtin: str) -> str:
+    """The clang built-in a HIP source calls: ``ballot_i64`` -> ``__builtin_amdgcn_ballot_w64``."""
+    base = _base(builtin)
+    if base == "ballot":
+        base = "ballot_w64" if builtin.endswith("_i64") else "ballot_w32"
+    return "__builtin_amdgcn_" + base
+
+
+def _base(builtin: str) -> str:
+    """The built-in without its overload type (``readfirstlane_i32`` -> ``readfirstlane``)."""
+    for suffix in _TYPE_SUFFIX:
+        if builtin.endswith(suffix):
+            return builtin[: -len(suffix)]
+    return builtin
 
 
 def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]):
@@ -47,8 +78,18 @@ def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir
     return t.intrinsic(intrinsic, ty, values)
 
 
-def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type) -> ir.Value:
+def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]) -> ir.Value:
     b = t.b
+    base = _base(builtin)
+    if base == "wavefrontsize":
+        return ir.Constant(ty, WAVEFRONT_SIZE)
+    if base in ("mbcnt_lo", "mbcnt_hi"):
+        return _mbcnt(t, base == "mbcnt_hi", values[0], values[1])
+    if base in ("ubfe", "sbfe"):
+        return _bit_field_extract(t, base == "sbfe", *values)
+    if base == "alignbit":
+        shift = b.and_(values[2], ir.Constant(values[2].type, 31))
+        return t.intrinsic("llvm.fshr.i32", ty, [values[0], values[1], shift])
     for query, stem in (("local_id", "workitem_id_"), ("group_id", "workgroup_id_")):
         if builtin.startswith(stem) and builtin[len(stem) :] in _XYZ:
             value = t.workitem.query(query, _XYZ.index(builtin[len(stem) :]))
@@ -71,11 +112,64 @@ def unsupported_call(ir_text: str, kernel: str, target: str) -> CompileError | N
     if start < 0:
         return None
     builtin = ir_text[start + 2 + len(UNSUPPORTED) :].split('"', 1)[0]
+    hip = hip_builtin_name(builtin)
+    users = _HIP_USERS.get(hip[len("__builtin_amdgcn_") :])
+    used_by = f" (HIP's {users} use it)" if users else ""
     return CompileError(
-        f"kernel {kernel} calls the AMD GPU built-in __builtin_amdgcn_{builtin} "
-        f"(imported as '{PREFIX}{builtin}'), which spirvjit emulates only on AMD targets, "
-        f"not on {target}; compile for a gfx target or avoid the built-in"
+        f"kernel {kernel} calls the AMD GPU built-in {hip}{used_by}, imported as "
+        f"'{PREFIX}{builtin}', which spirvjit emulates only on AMD targets, not on {target}; "
+        "compile for a gfx target or avoid the built-in"
     )
+
+
+def _lane(t: FunctionTranslator) -> ir.Value:
+    """The work-item's lane in its wavefront: its linear local id modulo the wavefront
+    size (AMD GPUs fill wavefronts in that order), as i64."""
+    b = t.b
+    ids = [t.workitem.query("local_id", d) for d in range(3)]
+    sizes = [t.workitem.query("local_size", d) for d in range(2)]
+    linear = b.add(ids[0], b.mul(sizes[0], b.add(ids[1], b.mul(sizes[1], ids[2]))))
+    return b.urem(linear, ir.Constant(I64, WAVEFRONT_SIZE))
+
+
+def _mbcnt(t: FunctionTranslator, high: bool, mask: ir.Value, accumulator: ir.Value) -> ir.Value:
+    """mbcnt_lo/hi: ``accumulator`` plus the set bits of ``mask`` (lanes 0-31, or 32-63
+    for hi) that belong to lanes below this one."""
+    b = t.b
+    lane = _lane(t)
+    if high:
+        lane = b.select(
+            b.icmp_unsigned("<", lane, ir.Constant(I64, 32)),
+            ir.Constant(I64, 0),
+            b.sub(lane, ir.Constant(I64, 32)),
+        )
+    # Lanes below: (1 << lane) - 1, all 32 bits once lane reaches 32.
+    thirty_two = ir.Constant(I64, 32)
+    clamped = b.select(b.icmp_unsigned("<", lane, thirty_two), lane, thirty_two)
+    below = b.trunc(b.sub(b.shl(ir.Constant(I64, 1), clamped), ir.Constant(I64, 1)), I32)
+    count = t.intrinsic("llvm.ctpop.i32", I32, [b.and_(mask, below)])
+    return b.add(accumulator, count)
+
+
+def _bit_field_extract(
+    t: FunctionTranslator, signed: bool, src: ir.Value, offset: ir.Value, width: ir.Value
+) -> ir.Value:
+    """ubfe/sbfe as the hardware computes them: offset and width taken modulo 32, width 0
+    gives 0, and a field reaching past bit 31 is what lies above ``offset``."""
+    b = t.b
+    ty = src.type
+    bits = ir.Constant(ty, ty.width)
+    offset = b.and_(offset, ir.Constant(ty, ty.width - 1))
+    width = b.and_(width, ir.Constant(ty, ty.width - 1))
+    shr = b.ashr if signed else b.lshr
+    end = b.add(offset, width)
+    inside = b.icmp_unsigned("<", end, bits)
+    # Shift amounts are kept below the width; the unused arm of each select may be garbage.
+    left = b.and_(b.sub(bits, end), ir.Constant(ty, ty.width - 1))
+    right = b.and_(b.sub(bits, width), ir.Constant(ty, ty.width - 1))
+    field = shr(b.shl(src, left), right)
+    result = b.select(inside, field, shr(src, offset))
+    return b.select(b.icmp_unsigned("==", width, ir.Constant(ty, 0)), ir.Constant(ty, 0), result)
 
 
 def _sizes(t: FunctionTranslator, query: str) -> list[ir.Value]:
