@@ -9,11 +9,12 @@ import logging
 import threading
 from collections.abc import Mapping
 
-from . import cache, config, jit
+from . import cache, config, hip_launch, jit
 from .backends.cpu import codegen
 from .backends.cpu.launcher import (
     ARENA_ALIGN,
     INLINE_WORK_ITEMS,
+    LOCAL_MEMORY_BYTES,
     RUNNER,
     ArgumentPacker,
     LaunchPlan,
@@ -278,16 +279,30 @@ class Kernel:
             self._runner = RUNNER(self._code.address)
 
     def __call__(
-        self, *args, global_size, local_size=None, global_offset=None, device: Device | None = None
+        self,
+        *args,
+        global_size=None,
+        local_size=None,
+        global_offset=None,
+        device: Device | None = None,
+        grid=None,
+        block=None,
+        shared_mem: int = 0,
     ) -> None:
         """Runs the kernel over ``global_size`` work-items and returns when it is done.
 
         ``device``: one of ``spirvjit.devices()``; the host CPU when None, unless the
         program was built for a GPU target (then the first GPU of that target). On a
         GPU, NumPy arrays are copied to the device and the writable ones back.
+        HIP's form: ``grid`` blocks of ``block`` work-items instead of global/local sizes,
+        ``shared_mem`` bytes of dynamic shared memory (``hip_launch.py``).
         """
+        global_size, local_size = hip_launch.launch_sizes(
+            self.name, global_size, local_size, grid, block
+        )
         if (device is not None and device.kind != "cpu") or self.program.target.is_gpu:
-            self._launch_gpu(device, args, global_size, local_size, global_offset)
+            hip_launch.check_shared_mem(self.signature, shared_mem)
+            self._launch_gpu(device, args, global_size, local_size, global_offset, shared_mem)
             return
         key = (global_size, local_size, global_offset)
         try:
@@ -298,6 +313,9 @@ class Kernel:
                 with contextlib.suppress(TypeError):
                     self._plans[key] = plan
         slots, keep, local_bytes = self._packer.pack(args)
+        local_bytes = hip_launch.cpu_local_bytes(
+            self.signature, local_bytes, shared_mem, LOCAL_MEMORY_BYTES
+        )
         if self._runner is None:
             self.compile()
         record = LaunchRecord.from_buffer_copy(plan.record)
@@ -314,7 +332,9 @@ class Kernel:
         )
         del keep
 
-    def _launch_gpu(self, device, args, global_size, local_size, global_offset) -> None:
+    def _launch_gpu(
+        self, device, args, global_size, local_size, global_offset, shared_mem=0
+    ) -> None:
         from .gpu_launch import GpuKernel
 
         if device is None:
@@ -332,7 +352,7 @@ class Kernel:
             program = self.program.for_target(device.target)
             image, _origin = program.object_code(self.name)
             gpu = self._gpu_kernels[device] = GpuKernel(device, image, self.signature, self._packer)
-        gpu.launch(args, global_size, local_size, global_offset)
+        gpu.launch(args, global_size, local_size, global_offset, dynamic_shared=shared_mem)
 
     def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
         gs, ls, offset, dims = normalize_sizes(self.name, global_size, local_size, global_offset)

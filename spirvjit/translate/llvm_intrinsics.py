@@ -17,6 +17,7 @@ import re
 
 from llvmlite import ir
 
+from ..spirv.grammar import Op
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, overload_suffix
 
@@ -75,11 +76,7 @@ def call_llvm_intrinsic(
         return None
     values = [t.value(a) for a in args]
     if base in _MATH:
-        from .opencl_std import LOWERINGS
-
-        if base == "powi" and values[1].type.width < 32:
-            values[1] = t.b.sext(values[1], ir.IntType(32))
-        return LOWERINGS[_MATH[base]](t, ty, values, inst)
+        return _opencl_math(t, inst, _MATH[base], ty, values)
     if base == "frexp":
         from .opencl_std import frexp_parts
 
@@ -102,3 +99,25 @@ def call_llvm_intrinsic(
     if not values:
         return t.intrinsic(f"llvm.{base}", ty, values)
     return t.intrinsic(f"llvm.{base}.{overload_suffix(values[0].type)}", ty, values)
+
+
+def _opencl_math(
+    t: FunctionTranslator, inst: Instruction, name: str, ty: ir.Type, values: list[ir.Value]
+) -> ir.Value:
+    """The OpenCL.std lowering of ``name``, given the OpExtInst it expects (lowerings
+    read the instruction number to tell related functions apart)."""
+    from ..spirv.grammar import OpenCLStd
+    from .opencl_std import LOWERINGS
+
+    if name == "pown" and values[1].type.width != 32:
+        values[1] = t.b.sext(values[1], ir.IntType(32))
+    ext = Instruction(
+        Op.OpExtInst,
+        "OpExtInst",
+        inst.result_type,
+        inst.result_id,
+        [0, OpenCLStd[name].value],
+        ("IdResultType", "IdResult"),
+        inst.offset,
+    )
+    return LOWERINGS[name](t, ty, values, ext)
