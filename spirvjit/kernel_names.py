@@ -18,9 +18,14 @@ from .toolchain import find_tool
 _SOURCE_NAME = re.compile(r"(\d+)")
 
 
+_LITERAL_SUFFIX = re.compile(r"(?<=[<,])(-?\d+)(?:ull|ul|ll|u|l)(?=[,>])")
+
+
 def _normalize(name: str) -> str:
-    """A spelling-insensitive form: no spaces (``reduce<float,256>``)."""
-    return re.sub(r"\s+", "", name)
+    """A spelling-insensitive form: no spaces, and integer template arguments without
+    the suffix llvm-cxxfilt prints for unsigned ones (``reduce<float,256>`` for
+    ``reduce<float, 256u>``)."""
+    return _LITERAL_SUFFIX.sub(r"\1", re.sub(r"\s+", "", name))
 
 
 def demangle_names(names: Sequence[str]) -> dict[str, str]:

@@ -30,7 +30,7 @@ from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
 from .target import Target, host_target
-from .translate.amdgcn_barriers import rewrite_amdgcn_barriers
+from .translate.hip_prepass import prepare_module
 from .translate.module import Translation
 from .translate.signature import KernelSignature
 
@@ -70,7 +70,7 @@ class Program:
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
-        rewrite_amdgcn_barriers(self.module)  # HIP's __syncthreads (amdgcnspirv)
+        prepare_module(self.module)  # HIP's __syncthreads (amdgcnspirv), producer fixes
         self.spec_constants = dict(spec_constants or {})
         self.spirv_digest = hashlib.sha256(self._spirv).hexdigest()
         digest = hashlib.sha256(self.spirv_digest.encode())
