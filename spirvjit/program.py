@@ -222,11 +222,9 @@ class Program:
             symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
             return jit.kernel_assembly(self._translated(), self.target, symbol)
 
-    def _compile(self, name: str) -> tuple[object, float]:
-        """Makes kernel ``name`` runnable; returns its loaded code and the seconds it took."""
+    def _load_data(self) -> None:
+        """Links the program-scope variables kernels may write (once per program)."""
         with self._lock:
-            times = jit.StageTimes()
-            obj, origin = self.object_code(name, times)
             if self._has_mutable_globals and self._data_library is None:
                 translation = self._translated()
                 data_ir = codegen.data_ir(translation.module, translation.mutable_globals)
@@ -237,6 +235,21 @@ class Program:
                     codegen.emit_object(data, self.target),
                     [g.name for g in translation.mutable_globals],
                 )
+
+    def global_variable(self, name: str, dtype=None):
+        """A NumPy view of the program-scope variable ``name`` (HIP ``__device__`` /
+        ``__constant__``, OpenCL ``__global``) on the host CPU: read it after launches,
+        write it before them (hipMemcpyToSymbol's role). See ``device_globals.py``."""
+        from .device_globals import global_variable
+
+        return global_variable(self, name, dtype)
+
+    def _compile(self, name: str) -> tuple[object, float]:
+        """Makes kernel ``name`` runnable; returns its loaded code and the seconds it took."""
+        with self._lock:
+            times = jit.StageTimes()
+            obj, origin = self.object_code(name, times)
+            self._load_data()
             symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
             code = times.run(
                 "load",
