@@ -45,7 +45,7 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "build",
         "compile sources into a unified binary (.ubin)",
-        "Compile OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
+        "Compile OpenCL C (.cl), HIP (.hip), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
         "(.ll/.bc) into one SPIR-V module (several inputs are linked) and write a unified "
         "binary with it, its kernel table, a build record and native code for --target.",
         _run_build,
