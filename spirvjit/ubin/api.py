@@ -142,7 +142,17 @@ def load(
     """Loads a unified binary: the same Program as ``compile_opencl`` gives, with the
     native variant chosen for this machine (exact, then compatible, else the JIT).
 
+    Also reads ROCm's files: a clang offload bundle, or an ELF object, executable or
+    shared object with a ``.hip_fatbin`` section, runs their amdgcnspirv entry.
+
     Raises BinaryFormatError for a corrupted or hostile file, OSError when it cannot
     be read, SpirvError when its module cannot be translated.
     """
+    if not isinstance(path_or_bytes, UnifiedBinary):
+        from ..offload_bundle import read_offload_file, spirv_entry
+
+        offload = read_offload_file(path_or_bytes)
+        if offload is not None:
+            entries, name = offload
+            return Program(spirv_entry(entries, name), spec_constants, name=name)
     return open_program(path_or_bytes, spec_constants, module)[0]

@@ -109,9 +109,14 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
+    from ..offload_bundle import describe_entries, read_offload_file
     from .describe import describe, render
     from .reader import read_file
 
+    offload = read_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
+    if offload is not None:
+        sys.stdout.write(describe_entries(*offload))
+        return EXIT_OK
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
     return EXIT_OK
