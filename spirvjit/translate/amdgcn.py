@@ -6,11 +6,11 @@ imported function named after the LLVM intrinsic, dots spelled as underscores:
 targets the call goes back to the intrinsic. For other targets the common ones are
 emulated: work-item and work-group ids, the HSA dispatch packet and the code object
 v5 implicit arguments (sizes read from them), ``s_barrier`` (``amdgcn_barriers.py``
-turns it into OpControlBarrier first), the wavefront size (``WAVEFRONT_SIZE``: 64,
-amdgcnspirv's default), lane numbers (``mbcnt``) and the bit-field built-ins
-(``ubfe``, ``sbfe``, ``alignbit``). A kernel that calls anything else (the cross-lane
-operations: ``ballot``, ``ds_bpermute``, ``readlane``, ...) fails to compile, naming
-the HIP-level built-in.
+turns it into OpControlBarrier first), the bit-field built-ins (``ubfe``, ``sbfe``,
+``alignbit``) and the wavefront built-ins (``ballot``, ``ds_bpermute``, ``readlane``,
+``readfirstlane``, ``mbcnt``, ``wavefrontsize``, ``wave_barrier``: ``wavefront.py``:
+all on NVIDIA, only ``mbcnt`` and ``wavefrontsize`` on the host CPU). A kernel that
+calls anything else fails to compile, naming the HIP-level built-in.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from llvmlite import ir
 
 from ..errors import CompileError
 from ..spirv.module import Instruction
+from . import wavefront
 from .function import FunctionTranslator, private_alloca
 
 PREFIX = "spirv.llvm_amdgcn_"
@@ -28,8 +29,6 @@ I8, I16, I32, I64 = (ir.IntType(n) for n in (8, 16, 32, 64))
 # such space, so clang declares them returning a generic pointer.
 _CONSTANT_POINTERS = ("dispatch_ptr", "implicitarg_ptr", "queue_ptr", "kernarg_segment_ptr")
 _XYZ = "xyz"
-# The wavefront size emulated on targets that are not AMD GPUs; HIP's warpSize reads it.
-WAVEFRONT_SIZE = 64
 _TYPE_SUFFIX = ("_i32", "_i64")
 # HIP functions built on each cross-lane built-in, for error messages.
 _HIP_USERS = {
@@ -37,6 +36,11 @@ _HIP_USERS = {
     "ballot_w32": "__ballot, __any, __all, __activemask",
     "ds_bpermute": "__shfl, __shfl_up, __shfl_down, __shfl_xor",
     "readfirstlane": "__shfl with a uniform lane",
+    "readlane": "__shfl with a uniform lane",
+    "wave_barrier": "__syncwarp",
+    "ds_swizzle": "__shfl_xor on some HIP versions",
+    "mov_dpp": "DPP reductions",
+    "update_dpp": "DPP reductions",
 }
 
 
@@ -81,10 +85,11 @@ def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir
 def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]) -> ir.Value:
     b = t.b
     base = _base(builtin)
-    if base == "wavefrontsize":
-        return ir.Constant(ty, WAVEFRONT_SIZE)
-    if base in ("mbcnt_lo", "mbcnt_hi"):
-        return _mbcnt(t, base == "mbcnt_hi", values[0], values[1])
+    if base in wavefront.CROSS_LANE:
+        try:
+            return wavefront.emulate(t, base, ty, values)
+        except NotImplementedError:
+            pass  # a cross-lane exchange on the CPU: the named error below
     if base in ("ubfe", "sbfe"):
         return _bit_field_extract(t, base == "sbfe", *values)
     if base == "alignbit":
@@ -120,35 +125,6 @@ def unsupported_call(ir_text: str, kernel: str, target: str) -> CompileError | N
         f"'{PREFIX}{builtin}', which spirvjit emulates only on AMD targets, not on {target}; "
         "compile for a gfx target or avoid the built-in"
     )
-
-
-def _lane(t: FunctionTranslator) -> ir.Value:
-    """The work-item's lane in its wavefront: its linear local id modulo the wavefront
-    size (AMD GPUs fill wavefronts in that order), as i64."""
-    b = t.b
-    ids = [t.workitem.query("local_id", d) for d in range(3)]
-    sizes = [t.workitem.query("local_size", d) for d in range(2)]
-    linear = b.add(ids[0], b.mul(sizes[0], b.add(ids[1], b.mul(sizes[1], ids[2]))))
-    return b.urem(linear, ir.Constant(I64, WAVEFRONT_SIZE))
-
-
-def _mbcnt(t: FunctionTranslator, high: bool, mask: ir.Value, accumulator: ir.Value) -> ir.Value:
-    """mbcnt_lo/hi: ``accumulator`` plus the set bits of ``mask`` (lanes 0-31, or 32-63
-    for hi) that belong to lanes below this one."""
-    b = t.b
-    lane = _lane(t)
-    if high:
-        lane = b.select(
-            b.icmp_unsigned("<", lane, ir.Constant(I64, 32)),
-            ir.Constant(I64, 0),
-            b.sub(lane, ir.Constant(I64, 32)),
-        )
-    # Lanes below: (1 << lane) - 1, all 32 bits once lane reaches 32.
-    thirty_two = ir.Constant(I64, 32)
-    clamped = b.select(b.icmp_unsigned("<", lane, thirty_two), lane, thirty_two)
-    below = b.trunc(b.sub(b.shl(ir.Constant(I64, 1), clamped), ir.Constant(I64, 1)), I32)
-    count = t.intrinsic("llvm.ctpop.i32", I32, [b.and_(mask, below)])
-    return b.add(accumulator, count)
 
 
 def _bit_field_extract(

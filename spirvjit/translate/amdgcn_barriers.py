@@ -7,10 +7,8 @@ else looks at it, replaces each such call with ``OpControlBarrier Workgroup Work
 AcquireRelease|WorkgroupMemory``. Every target then sees an ordinary barrier: the CPU's
 barrier preparation (``barriers.py``) splits the kernel at it, NVIDIA gets ``bar.sync``,
 AMD gets fence + ``s_barrier`` + fence again. The fences clang emitted around it stay.
-
-``__builtin_amdgcn_wave_barrier`` (``__syncwarp``) becomes the same barrier: without
-lock-step wavefronts (see docs/hip.md) a work-group barrier is the only correct
-stand-in, and all of a group's work-items must reach it.
+(``__builtin_amdgcn_wave_barrier``, HIP's ``__syncwarp``, is a wavefront operation:
+``wavefront.py``.)
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from __future__ import annotations
 from ..spirv.grammar import Decoration, LinkageType, Op
 from ..spirv.module import Instruction, Module
 
-BARRIER_IMPORTS = ("spirv.llvm_amdgcn_s_barrier", "spirv.llvm_amdgcn_wave_barrier")
+BARRIER_IMPORTS = ("spirv.llvm_amdgcn_s_barrier",)
 _WORKGROUP = 2  # Scope.Workgroup
 _ACQ_REL_WORKGROUP_MEMORY = 0x8 | 0x100  # MemorySemantics.AcquireRelease | WorkgroupMemory
 

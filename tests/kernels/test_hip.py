@@ -396,3 +396,23 @@ def test_cli_builds_a_unified_binary_from_hip(tmp_path):
     y = np.zeros(10)
     prog.daxpy(np.int32(10), 2.0, np.ones(10), y, grid=1, block=64)
     assert (y == 2).all()
+
+
+# --- wavefront operations -------------------------------------------------------------------
+
+
+def test_wavefront_operations_are_warp_instructions_on_nvidia():
+    # Failed before: "calls the AMD GPU built-in ... emulates only on AMD targets".
+    program = spirvjit.compile_hip(CORPUS / "warp.hip").for_target(parse_target("sm_90"))
+    shuffle = program.assembly("warp_reduce")
+    assert "shfl.sync.idx.b32" in shuffle and "activemask.b32" in shuffle
+    assert "%lanemask_lt" in shuffle  # __lane_id through mbcnt
+    assert "vote.sync.ballot.b32" in program.assembly("ballot_count")
+    # warpSize is 32 there: warp_reduce's loop of 5 shuffles is unrolled.
+    assert shuffle.count("shfl.sync.idx.b32") == 5
+
+
+def test_cross_lane_exchange_on_the_cpu_names_the_hip_function():
+    program = spirvjit.compile_hip(CORPUS / "warp.hip")
+    with pytest.raises(CompileError, match=r"__builtin_amdgcn_ds_bpermute \(HIP's __shfl, "):
+        program.kernel("warp_reduce").compile()
