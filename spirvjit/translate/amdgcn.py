@@ -117,6 +117,11 @@ def unsupported_call(ir_text: str, kernel: str, target: str) -> CompileError | N
     if start < 0:
         return None
     builtin = ir_text[start + 2 + len(UNSUPPORTED) :].split('"', 1)[0]
+    if builtin == "printf":  # translate/hip_printf.py
+        return CompileError(
+            f"kernel {kernel} calls printf, which spirvjit runs only on the host CPU, "
+            f"not on {target}; remove it or run on the host CPU"
+        )
     hip = hip_builtin_name(builtin)
     users = _HIP_USERS.get(hip[len("__builtin_amdgcn_") :])
     used_by = f" (HIP's {users} use it)" if users else ""

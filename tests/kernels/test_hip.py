@@ -416,3 +416,51 @@ def test_cross_lane_exchange_on_the_cpu_names_the_hip_function():
     program = spirvjit.compile_hip(CORPUS / "warp.hip")
     with pytest.raises(CompileError, match=r"__builtin_amdgcn_ds_bpermute \(HIP's __shfl, "):
         program.kernel("warp_reduce").compile()
+
+
+# --- printf and assert ---------------------------------------------------------------------
+
+PRINTF = r"""
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <cassert>
+__global__ void hello(int* x, const char* name, int check) {
+  int i = threadIdx.x;
+  if (i == 0)
+    printf("hello %s from block %d: %f %c %ld %5.2f%% %x\n", name, (int)blockIdx.x, 1.5, 'c',
+           -5L, 2.25f, 255u);
+  assert(check != 42 && "check must not be 42");
+  x[blockIdx.x * blockDim.x + i] = i;
+}
+int main() { std::printf("host code is not compiled\n"); }
+"""
+
+
+@pytest.fixture(scope="module")
+def hello() -> spirvjit.Program:
+    return spirvjit.compile_hip(PRINTF)
+
+
+def test_device_printf_prints_on_the_host(hello, capfd):
+    # Failed before: clang's hostcall printf (__ockl_printf_begin, ...) was an unknown import.
+    x = np.zeros(8, np.int32)
+    name = np.frombuffer(b"world\0", np.uint8).copy()
+    hello.hello(x, name, np.int32(0), grid=2, block=4)
+    lines = sorted(capfd.readouterr().out.splitlines())
+    assert lines == [f"hello world from block {b}: 1.500000 c -5  2.25% ff" for b in (0, 1)]
+    np.testing.assert_array_equal(x, np.tile(np.arange(4), 2))
+    with pytest.raises(CompileError, match="calls printf, which spirvjit runs only on the host"):
+        hello.for_target(parse_target("gfx942")).object_code("hello")
+
+
+def test_a_failed_device_assert_stops_the_process_with_its_message(tmp_path):
+    script = tmp_path / "assert.py"
+    script.write_text(
+        "import numpy as np, spirvjit\n"
+        f"prog = spirvjit.compile_hip({PRINTF!r})\n"
+        "name = np.zeros(1, np.uint8)\n"
+        "prog.hello(np.zeros(4, np.int32), name, np.int32(42), grid=1, block=1)\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert 'Device-side assertion `check != 42 && "check must not be 42"\' failed.' in proc.stdout

@@ -299,5 +299,17 @@ __SPIRVJIT_D int __syncthreads_and(int predicate) {
 }
 __SPIRVJIT_D int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
 
+// --- printf and assert ------------------------------------------------------------------
+// Device-side printf: clang lowers it to AMD's hostcall protocol (__ockl_printf_*),
+// which translate/hip_printf.py turns into one printf call per device printf.
+extern "C" __device__ int printf(const char* format, ...);
+// A failed assert() prints the condition and traps, as HIP's own header does: on the
+// host CPU that stops the process like abort() (compile with -DNDEBUG to drop asserts).
+__device__ static inline __attribute__((noreturn)) void __assert_fail(
+    const char* assertion, const char* file, unsigned int line, const char* function) {
+  printf("%s:%u: %s: Device-side assertion `%s' failed.\n", file, line, function, assertion);
+  __builtin_trap();
+}
+
 #undef __SPIRVJIT_D
 #endif
