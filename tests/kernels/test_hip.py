@@ -464,3 +464,34 @@ def test_a_failed_device_assert_stops_the_process_with_its_message(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert proc.returncode != 0
     assert 'Device-side assertion `check != 42 && "check must not be 42"\' failed.' in proc.stdout
+
+
+HEADER_FEATURES = r"""
+#include <hip/hip_runtime.h>
+template <typename T, int N>
+__global__ void __launch_bounds__(256) votes(const T* __restrict__ in, int* out) {
+  int t = threadIdx.x;
+  int positive = __syncthreads_count(in[t] > 0);
+  int all = __syncthreads_and(in[t] > -N);
+  int any = __syncthreads_or(in[t] > 100);
+  if (t == 0) {
+    out[0] = positive;
+    out[1] = all;
+    out[2] = any;
+    out[3] = blockDim.x * gridDim.x + blockDim.y * 1000 + gridDim.y * 100000;
+  }
+}
+__forceinline__ __device__ float twice(float v) { return 2.0f * v; }
+int main() {
+  hipLaunchKernelGGL(HIP_KERNEL_NAME(votes<float, 5>), dim3(1), dim3(64), 0, 0,
+                     (const float*)nullptr, (int*)nullptr);
+}
+"""
+
+
+def test_header_block_votes_launch_bounds_and_kernel_name_macro():
+    prog = spirvjit.compile_hip(HEADER_FEATURES)
+    x = np.arange(-3, 61, dtype=np.float32)
+    out = np.zeros(4, np.int32)
+    prog.kernel("votes<float, 5>")(x, out, grid=1, block=64)
+    assert out.tolist() == [60, 1, 0, 64 * 1 + 1 * 1000 + 1 * 100000]
