@@ -495,3 +495,49 @@ def test_header_block_votes_launch_bounds_and_kernel_name_macro():
     out = np.zeros(4, np.int32)
     prog.kernel("votes<float, 5>")(x, out, grid=1, block=64)
     assert out.tolist() == [60, 1, 0, 64 * 1 + 1 * 1000 + 1 * 100000]
+
+
+def test_gpu_launches_pass_grid_block_and_dynamic_shared_memory(dynamic, monkeypatch):
+    """The GPU launch path with a fake driver context (as tests/kernels/test_gpu_launch.py)."""
+    from spirvjit import gpu_launch
+    from spirvjit.device import Device
+
+    launches = []
+
+    class Context:
+        def __init__(self):
+            self.memory = {}
+
+        def load_module(self, image, what):
+            return self
+
+        def function(self, name):
+            return name
+
+        def alloc(self, nbytes):
+            self.memory[0x1000 * (len(self.memory) + 1)] = nbytes
+            return 0x1000 * len(self.memory)
+
+        def copy_to_device(self, dst, src, nbytes):
+            pass
+
+        def copy_to_host(self, dst, src, nbytes):
+            pass
+
+        def launch(self, function, global_size, local_size, shared, params):
+            launches.append((global_size, local_size, shared))
+
+        def synchronize(self):
+            pass
+
+        def free(self, address):
+            pass
+
+    context = Context()
+    monkeypatch.setattr(gpu_launch, "_context", lambda device: context)
+    device = Device("fake GPU", "nvidia", parse_target("sm_90"), 132, 1024, 48 * 1024)
+    x, bits, twice = np.zeros(512, np.float32), np.zeros(512, np.uint32), np.zeros(512)
+    dynamic.alias(x, bits, twice, grid=(4, 2), block=(64, 1), shared_mem=64 * 8, device=device)
+    assert launches == [((256, 2, 1), (64, 1, 1), 512)]
+    with pytest.raises(LaunchError, match="bytes of local memory"):
+        dynamic.alias(x, bits, twice, grid=4, block=64, shared_mem=64 * 1024, device=device)
