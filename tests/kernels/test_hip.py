@@ -541,3 +541,29 @@ def test_gpu_launches_pass_grid_block_and_dynamic_shared_memory(dynamic, monkeyp
     assert launches == [((256, 2, 1), (64, 1, 1), 512)]
     with pytest.raises(LaunchError, match="bytes of local memory"):
         dynamic.alias(x, bits, twice, grid=4, block=64, shared_mem=64 * 1024, device=device)
+
+
+HALF = r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+__global__ void half_ops(const __half* a, const __half* b, __half* c, float* f, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    c[i] = __hfma(a[i], b[i], __float2half(1.0f));
+    f[i] = __half2float(hsqrt(__habs(a[i])));
+  }
+}
+"""
+
+
+def test_half_precision_header():
+    prog = spirvjit.compile_hip(HALF)
+    n = 300
+    a = (np.random.default_rng(1).random(n) * 4 - 2).astype(np.float16)
+    b = np.full(n, 0.5, np.float16)
+    c, f = np.zeros(n, np.float16), np.zeros(n, np.float32)
+    prog.half_ops(a, b, c, f, np.int32(n), grid=2, block=256)
+    a32 = a.astype(np.float32)
+    np.testing.assert_array_equal(c, (a32 * np.float32(0.5) + 1).astype(np.float16))
+    np.testing.assert_allclose(f, np.sqrt(np.abs(a32)).astype(np.float16), rtol=1e-3)
+    assert prog.for_target(parse_target("sm_90")).object_code("half_ops")[0]

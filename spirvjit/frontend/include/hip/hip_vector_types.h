@@ -53,4 +53,5 @@ __SPIRVJIT_VECTOR_TYPES(double, double)
 
 #undef __SPIRVJIT_VECTOR_TYPES
 #undef __SPIRVJIT_VEC3_BINOP
+#undef __SPIRVJIT_HD
 #endif
