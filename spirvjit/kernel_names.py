@@ -113,9 +113,9 @@ def _strip_return_type(demangled: str) -> str:
     """Drops a leading return type outside any <...> ("void f<int>" -> "f<int>")."""
     depth = 0
     for i, ch in enumerate(demangled):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
+        if ch in "<(":
+            depth += 1  # "(anonymous namespace)" has a space of its own
+        elif ch in ">)":
             depth -= 1
         elif ch == " " and depth == 0 and not demangled[:i].endswith(("operator", ",")):
             return demangled[i + 1 :]

@@ -65,6 +65,15 @@ def test_an_overloaded_name_is_ambiguous_and_says_which_kernels(overloads):
         overloads.kernel("nothing")
 
 
+def test_aliases_of_anonymous_namespaces_and_nested_templates():
+    table = aliases(["_ZN12_GLOBAL__N_16hiddenEPi", "_ZN5outer5inner4deepIiEEvPT_"])
+    assert (
+        table["(anonymousnamespace)::hidden"] == table["hidden"] == ["_ZN12_GLOBAL__N_16hiddenEPi"]
+    )
+    assert table["deep<int>"] == table["outer::inner::deep"] == ["_ZN5outer5inner4deepIiEEvPT_"]
+    assert resolve(["_ZN5outer5inner4deepIiEEvPT_"], "outer::inner::deep< int >")
+
+
 def test_aliases_without_cxxfilt_cover_plain_and_namespaced_names(monkeypatch):
     monkeypatch.setattr("spirvjit.kernel_names.find_tool", lambda name: None)
     table = aliases(["_Z5saxpyfPKfPfi", "_ZN2ns4stepEPi", "_Z6reduceIfLi256EEvPKT_PS0_i"])
