@@ -18,7 +18,6 @@ targets have no printf yet: a kernel that reaches one fails to compile, saying s
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 
 from llvmlite import ir
@@ -41,10 +40,8 @@ class _Call:
     words: list[tuple[str, ir.Value]] = field(default_factory=list)  # ("word"|"string", v)
 
 
-# Per function being translated: descriptor result id -> the printf it belongs to.
-_chains: weakref.WeakKeyDictionary[FunctionTranslator, dict[int, _Call]] = (
-    weakref.WeakKeyDictionary()
-)
+# Kept on each function's translator: descriptor result id -> the printf it belongs to.
+_CHAINS = "_hip_printf_chains"
 
 
 def is_hip_printf(name: str) -> bool:
@@ -58,7 +55,7 @@ def call_hip_printf(
     if not t.mt.abi.host_libc:
         stub = t.mt.declare(UNSUPPORTED, ir.FunctionType(ty, []))
         return t.b.call(stub, [])
-    chains = _chains.setdefault(t, {})
+    chains: dict[int, _Call] = t.__dict__.setdefault(_CHAINS, {})
     step = name[len(PREFIX) :]
     if step == "begin":
         chains[inst.result_id] = _Call()
