@@ -9,6 +9,7 @@ it lives.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from .errors import LaunchError
@@ -17,8 +18,17 @@ from .translate.signature import KernelSignature
 
 
 def _dims(value: int | Sequence[int], what: str, kernel: str) -> tuple[int, ...]:
-    dims = (value,) if isinstance(value, int) else tuple(value)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d >= 1 for d in dims):
+    """1 to 3 positive integers (Python or NumPy, alone or in a sequence; a dim3-like
+    tuple), or LaunchError."""
+    try:
+        dims = (
+            (operator.index(value),)
+            if not hasattr(value, "__len__")
+            else tuple(operator.index(d) for d in value)
+        )
+    except TypeError:
+        dims = ()
+    if not 1 <= len(dims) <= 3 or not all(d >= 1 for d in dims):
         raise LaunchError(f"{what} must be 1 to 3 positive integers, got {value!r}", kernel)
     return dims
 

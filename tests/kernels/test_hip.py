@@ -89,8 +89,11 @@ def test_aliases_without_cxxfilt_cover_plain_and_namespaced_names(monkeypatch):
 def test_hip_sizes_multiply_grid_and_block():
     assert hip_sizes((4, 2), 256) == ((1024, 2), (256, 1))
     assert hip_sizes(3, (8, 4, 2)) == ((24, 4, 2), (8, 4, 2))
+    assert hip_sizes(np.int64(2), [np.int32(32)]) == ((64,), (32,))
     with pytest.raises(LaunchError, match="grid must be 1 to 3 positive integers"):
         hip_sizes((0,), 1)
+    with pytest.raises(LaunchError, match="block must be 1 to 3 positive integers"):
+        hip_sizes(1, (1.5,))
 
 
 DYNAMIC = """
