@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from .backends.cpu.launcher import LocalMemory
+from .arguments import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import Kernel, Program
