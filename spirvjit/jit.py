@@ -65,10 +65,11 @@ def key_options(target: Target) -> tuple[str, ...]:
 
 
 def translate_program(
-    module: Module, target: Target, spec_constants: dict, prefix: str
+    module: Module, target: Target, spec_constants: dict, prefix: str, options: tuple = ()
 ) -> Translation:
     """Translates the module once per program and wraps every kernel for the target."""
-    return backend(target.kind).translate_program(module, target, spec_constants, prefix)
+    owner = backend(target.kind)
+    return owner.translate_program(module, target, spec_constants, prefix, options)
 
 
 def kernel_symbol(module: Module, prefix: str, kernel: str, target: Target) -> str:

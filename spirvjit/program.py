@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from . import cache, config, jit
 from .arguments import ArgumentPacker
@@ -20,6 +20,11 @@ from .translate.module import Translation
 from .translate.signature import KernelSignature
 
 log = logging.getLogger("spirvjit")
+
+# Build options that change the code the JIT makes (as clBuildProgram takes them with
+# SPIR-V): part of the cache key. -cl-fp32-correctly-rounded-divide-sqrt keeps float
+# division and sqrt correctly rounded on GPUs, which otherwise use OpenCL C's 2.5/3 ulp.
+JIT_OPTIONS = frozenset({"-cl-fp32-correctly-rounded-divide-sqrt"})
 
 
 class Program:
@@ -40,7 +45,13 @@ class Program:
         target: Target | None = None,
         native_objects: Mapping[str, bytes] | None = None,
         other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
+        options: Sequence[str] = (),
     ):
+        unknown = [o for o in options if o not in JIT_OPTIONS]
+        if unknown:
+            known = ", ".join(sorted(JIT_OPTIONS))
+            raise ValueError(f"unknown build option {unknown[0]!r}; the JIT takes: {known}")
+        self.options: tuple[str, ...] = tuple(sorted(set(options)))
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
@@ -105,7 +116,11 @@ class Program:
     def kernel_key(self, name: str) -> KernelKey:
         """The cache key of kernel ``name`` on this program's target."""
         return KernelKey.make(
-            self.spirv_digest, name, self.spec_constants, self.target, jit.key_options(self.target)
+            self.spirv_digest,
+            name,
+            self.spec_constants,
+            self.target,
+            jit.key_options(self.target) + self.options,
         )
 
     def for_target(self, target: Target) -> Program:
@@ -121,6 +136,7 @@ class Program:
                     self.name,
                     target=target,
                     native_objects=self._other_targets.get(target),
+                    options=self.options,
                 )
                 self._for_targets[target] = found
             return found
@@ -140,6 +156,7 @@ class Program:
                 self.target,
                 self.spec_constants,
                 self.symbol_prefix,
+                self.options,
             )
             self._translate_seconds = times.total
         return self._translation

@@ -54,8 +54,9 @@ class Backend(ABC):
     # ----- compiler side -------------------------------------------------------------
 
     @abstractmethod
-    def abi(self, target: Target) -> TargetABI:
-        """The ABI the translator targets for ``target``."""
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> TargetABI:
+        """The ABI the translator targets for ``target`` and the program's build options
+        (``program.JIT_OPTIONS``)."""
 
     def key_options(self, target: Target) -> tuple[str, ...]:
         """What besides the target and the SPIR-V decides a kernel's code (e.g. the
@@ -64,7 +65,12 @@ class Backend(ABC):
 
     @abstractmethod
     def translate_program(
-        self, module: Module, target: Target, spec_constants: Mapping, prefix: str
+        self,
+        module: Module,
+        target: Target,
+        spec_constants: Mapping,
+        prefix: str,
+        options: tuple[str, ...] = (),
     ) -> Translation:
         """Translates the whole module once and wraps every kernel for the target."""
 

@@ -34,7 +34,26 @@ def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVaria
         text = texts[name] = str(value)
         pending.extend(_REFERENCE.findall(text))
     header = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
-    return "\n".join(header + [texts[name] for name in sorted(texts)]) + "\n"
+    body = [texts[name] for name in sorted(texts)]
+    return "\n".join(header + body + _metadata(module, body)) + "\n"
+
+
+_METADATA_REFERENCE = re.compile(r"!(\d+)\b")
+
+
+def _metadata(module: ir.Module, texts: list[str]) -> list[str]:
+    """The unnamed metadata nodes (``!fpmath`` accuracies, ...) ``texts`` refer to,
+    transitively."""
+    by_name = {md.name: md for md in module.metadata}
+    found: dict[str, str] = {}
+    pending = [ref for text in texts for ref in _METADATA_REFERENCE.findall(text)]
+    while pending:
+        name = pending.pop()
+        if name in found or name not in by_name:
+            continue
+        found[name] = str(by_name[name])
+        pending.extend(_METADATA_REFERENCE.findall(found[name].split("=", 1)[1]))
+    return [found[name] for name in sorted(found, key=int)]
 
 
 def parse_ir(text: str, what: str) -> llvm.ModuleRef:

@@ -35,11 +35,13 @@ class CpuBackend(Backend):
 
     # ----- compiler side -------------------------------------------------------------
 
-    def abi(self, target: Target) -> cpu_abi.CpuABI:
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> cpu_abi.CpuABI:
         return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
 
-    def translate_program(self, module, target: Target, spec_constants: Mapping, prefix: str):
-        translation = translate(module, self.abi(target), spec_constants, prefix)
+    def translate_program(
+        self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
+    ):
+        translation = translate(module, self.abi(target, options), spec_constants, prefix)
         for index, (name, fn) in enumerate(translation.kernel_functions.items()):
             cpu_abi.emit_kernel_wrappers(
                 translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"

@@ -74,6 +74,11 @@ class CpuABI:
     sequential_workgroups = True
     native_barriers = False  # barrier kernels become step functions (translate/barriers.py)
     host_libc = True
+    # Buffers come from NumPy, which aligns only to the scalar (ops_memory.lane_alignment).
+    natural_vector_alignment = False
+    # Division and sqrt instructions are correctly rounded here: nothing to gain.
+    fp32_divide_ulp = None
+    fp32_sqrt_ulp = None
 
     def __init__(self, triple: str, data_layout: str):
         self.triple = triple

@@ -24,7 +24,10 @@ I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 VOID_FN = ir.FunctionType(ir.VoidType(), [])
-HIDDEN = [I64, I64, I64, I32]  # global offset x/y/z, work_dim
+HIDDEN = [I64, I64, I64, I32]
+CORRECTLY_ROUNDED_DIVIDE_SQRT = (
+    "-cl-fp32-correctly-rounded-divide-sqrt"  # global offset x/y/z, work_dim
+)
 XYZ = "xyz"
 
 
@@ -34,12 +37,21 @@ class GpuABI:
     sequential_workgroups = False
     native_barriers = True
     host_libc = False
+    # Buffers are the driver's allocations (256-byte aligned), and OpenCL C guarantees
+    # vector types their natural alignment: float4 accesses are one 16-byte access.
+    natural_vector_alignment = True
+    # OpenCL C's accuracy for float division and sqrt (its ULP table); without
+    # -cl-fp32-correctly-rounded-divide-sqrt the GPU may use its fast sequences.
+    fp32_divide_ulp: float | None = 2.5
+    fp32_sqrt_ulp: float | None = 3.0
     spaces: dict[int, int] = {}
     scopes: dict[int, str] = {}
 
-    def __init__(self, triple: str, data_layout: str):
+    def __init__(self, triple: str, data_layout: str, options: tuple[str, ...] = ()):
         self.triple = triple
         self.data_layout = data_layout
+        if CORRECTLY_ROUNDED_DIVIDE_SQRT in options:
+            self.fp32_divide_ulp = self.fp32_sqrt_ulp = None
 
     def address_space(self, storage_class: int) -> int:
         return self.spaces.get(storage_class, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from collections.abc import Mapping
 
@@ -68,19 +69,19 @@ class GpuBackend(Backend):
 
     # ----- compiler side -------------------------------------------------------------
 
-    def abi(self, target: Target) -> GpuABI:
-        return self.abi_class(target.triple, str(target_machine(target).target_data))
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> GpuABI:
+        return self.abi_class(target.triple, str(target_machine(target).target_data), options)
 
     def key_options(self, target: Target) -> tuple[str, ...]:
         library = self.device_library()
         return (f"devicelib={library.kind}:{library.fingerprint}" if library else "devicelib=none",)
 
     def translate_program(
-        self, module, target: Target, spec_constants: Mapping, prefix: str
+        self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ) -> Translation:
         """Translates the module for ``target``, binds its math calls to the device
         library and adds an entry point per kernel."""
-        gpu = self.abi(target)
+        gpu = self.abi(target, options)
         translation = translate(module, gpu, spec_constants, prefix)
         devicelib.bind(translation.module, self.device_library(), target.name)
         for name, fn in translation.kernel_functions.items():
@@ -94,7 +95,9 @@ class GpuBackend(Backend):
         """IR text of the entry point and what it reaches. Program-scope variables become
         part of each kernel's code object (not shared between kernels)."""
         text = kernel_ir(translation.module, symbol, [])
-        return f"{text}!llvm.module.flags = !{{!0}}\n!0 = {self.module_flag}\n"
+        # The next free metadata id: the kernel's own nodes (!fpmath, ...) come first.
+        flag = 1 + max((int(n) for n in re.findall(r"^!(\d+) =", text, re.M)), default=-1)
+        return f"{text}!llvm.module.flags = !{{!{flag}}}\n!{flag} = {self.module_flag}\n"
 
     def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:
         """Links the device library if the kernel calls it, then runs O3 with only the
