@@ -78,14 +78,19 @@ def kernel_symbol(module: Module, prefix: str, kernel: str, target: Target) -> s
 
 
 def compile_kernel(
-    translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes
+    translation: Translation,
+    target: Target,
+    symbol: str,
+    dump_as: str | None,
+    times: StageTimes,
+    specialization: tuple = (),
 ) -> bytes:
     """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set.
 
     The object code is whatever the target's backend emits: a host object file, an AMD
     code object, an NVIDIA cubin (PTX where ptxas is not installed)."""
     directory = config.dump_dir() if dump_as else None
-    llmod = _optimized(translation, target, symbol, dump_as, times, directory)
+    llmod = _optimized(translation, target, symbol, dump_as, times, directory, specialization)
     owner = backend(target.kind)
     if directory is not None:
         # From a copy: code generation changes the module (AMDGPU structurizes it), so
@@ -101,9 +106,9 @@ def kernel_assembly(translation: Translation, target: Target, symbol: str) -> st
     return backend(target.kind).assembly(llmod, target)
 
 
-def _optimized(translation, target, symbol, dump_as, times, directory):
+def _optimized(translation, target, symbol, dump_as, times, directory, specialization=()):
     owner = backend(target.kind)
-    text = times.run("llir", owner.kernel_ir, translation, target, symbol)
+    text = times.run("llir", owner.kernel_ir, translation, target, symbol, specialization)
     unsupported = unsupported_call(text, dump_as or symbol, target.name)
     if unsupported is not None:
         raise unsupported
