@@ -37,18 +37,19 @@ _SCALARS = {
 def global_variable(program: Program, name: str, dtype=None) -> np.ndarray:
     """A writable NumPy view of variable ``name``; ``dtype`` reinterprets its bytes
     (signedness: SPIR-V integers have none, so the default is signed)."""
-    if program.target.is_gpu:
+    if program.target.kind != "cpu":
         raise LaunchError(
             "program-scope variables are reachable from the host only on the host CPU", name
         )
-    translation = program._translated()
+    from .backends import backend
+
+    translation = program.translation()
     by_symbol = {gv.name: gv for gv in translation.mutable_globals}
     variable_id = _find(program, name)
-    gv = by_symbol.get(f"{program._prefix}.g{variable_id}")
+    gv = by_symbol.get(f"{program.symbol_prefix}.g{variable_id}")
     if gv is None:
         raise LaunchError("is a constant the host cannot write, not a variable", name)
-    program._load_data()
-    address = program._data[gv.name]
+    address = backend("cpu").data_address(program, gv.name)
     view_dtype, shape = _numpy_type(gv.value_type, translation.module.data_layout)
     size = int(np.prod(shape, dtype=np.int64)) * view_dtype.itemsize
     buffer = (ctypes.c_char * size).from_address(address)

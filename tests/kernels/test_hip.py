@@ -511,7 +511,7 @@ def test_header_block_votes_launch_bounds_and_kernel_name_macro():
 
 def test_gpu_launches_pass_grid_block_and_dynamic_shared_memory(dynamic, monkeypatch):
     """The GPU launch path with a fake driver context (as tests/kernels/test_gpu_launch.py)."""
-    from spirvjit import gpu_launch
+    from spirvjit.backends import backend
     from spirvjit.device import Device
 
     launches = []
@@ -546,7 +546,7 @@ def test_gpu_launches_pass_grid_block_and_dynamic_shared_memory(dynamic, monkeyp
             pass
 
     context = Context()
-    monkeypatch.setattr(gpu_launch, "_context", lambda device: context)
+    monkeypatch.setattr(backend("nvptx"), "context", lambda device: context)
     device = Device("fake GPU", "nvidia", parse_target("sm_90"), 132, 1024, 48 * 1024)
     x, bits, twice = np.zeros(512, np.float32), np.zeros(512, np.uint32), np.zeros(512)
     dynamic.alias(x, bits, twice, grid=(4, 2), block=(64, 1), shared_mem=64 * 8, device=device)
