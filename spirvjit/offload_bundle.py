@@ -175,9 +175,10 @@ def foreign_format(raw: bytes) -> str | None:
     return None
 
 
-def describe_entries(entries: list[BundleEntry], name: str) -> str:
-    """``spirvjit inspect``'s listing of a bundle."""
-    lines = [f"{name}: clang offload bundle, {len(entries)} entries"]
+def describe_entries(entries: list[BundleEntry], name: str, elf: bool = False) -> str:
+    """``spirvjit inspect``'s listing of a bundle (``elf``: found in ``.hip_fatbin``)."""
+    where = f"ELF file, {FATBIN_SECTION}: " if elf else ""
+    lines = [f"{name}: {where}clang offload bundle, {len(entries)} entries"]
     for e in entries:
         note = {
             "spirv": "SPIR-V: runs on every target (spirvjit.load)",

@@ -115,7 +115,9 @@ def _run_inspect(args: argparse.Namespace) -> int:
 
     offload = read_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
     if offload is not None:
-        sys.stdout.write(describe_entries(*offload))
+        with open(args.file, "rb") as f:
+            elf = f.read(4) == b"\x7fELF"
+        sys.stdout.write(describe_entries(*offload, elf=elf))
         return EXIT_OK
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))

@@ -363,6 +363,7 @@ def test_inspect_lists_bundle_entries_and_load_spirv_names_the_format(rocm_files
     listing = subprocess.run(
         [*run, "inspect", str(rocm_files["object"])], capture_output=True, text=True, check=True
     ).stdout
+    assert "saxpy.o: ELF file, .hip_fatbin: clang offload bundle, 2 entries" in listing
     assert "hip-spirv64-amd-amdhsa--amdgcnspirv" in listing
     assert "host-x86_64" in listing
     with pytest.raises(SpirvError, match=r"clang offload bundle .* spirvjit.load\(path\)"):
