@@ -50,8 +50,12 @@ def compile_opencl(
     spec_constants: Mapping[int, object] | None = None,
     filename: str = "kernel.cl",
 ) -> Program:
-    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator")."""
-    from .frontend.opencl import opencl_to_spirv
+    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator").
+
+    The SPIR-V of a source already compiled (same options and headers) comes from the
+    source cache: see spirvjit/frontend/source_cache.py.
+    """
+    from .frontend.source_cache import opencl_to_spirv
 
     spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
     return Program(spirv, spec_constants, name=filename)

@@ -50,6 +50,13 @@ def cache_enabled() -> bool:
     return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
 
 
+def source_cache_enabled() -> bool:
+    """SPIRVJIT_SOURCE_CACHE: compile_opencl/compile_hip reuse earlier results for the same
+    source unless this is 0, false, no or off (SPIRVJIT_CACHE=0 keeps only its memory layer)."""
+    value = os.environ.get("SPIRVJIT_SOURCE_CACHE", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
 def cache_dir() -> Path:
     """SPIRVJIT_CACHE_DIR: the persistent cache's directory (default: the user cache dir)."""
     value = os.environ.get("SPIRVJIT_CACHE_DIR", "").strip()
