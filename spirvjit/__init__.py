@@ -36,6 +36,7 @@ __all__ = [
     "build",
     "compile_opencl",
     "load",
+    "load_package_kernels",
     "load_spirv",
 ]
 
@@ -79,4 +80,8 @@ def __getattr__(name: str):
         from .ubin import api
 
         return getattr(api, name)
+    if name in ("load_package_kernels", "warmup"):  # kernels shipped in packages
+        from . import packaging
+
+        return getattr(packaging, name)
     raise AttributeError(f"module 'spirvjit' has no attribute {name!r}")

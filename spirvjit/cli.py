@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from . import config
 from .cli_cache import register_cache
 from .errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
+from .precompile import register_precompile
 from .ubin.commands import (
     register_add_target,
     register_build,
@@ -162,6 +163,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_add_target,
     register_strip,
     register_cache,
+    register_precompile,
 )
 
 
