@@ -40,6 +40,7 @@ CONVENTIONAL_DIRS = ("kernels", "")  # searched in this order when nothing is de
 _loaded: dict[tuple, Program] = {}
 _loaded_lock = threading.Lock()
 _warmed: set[str] = set()
+_warmups: list = []  # the background precompiles started (subprocess.Popen)
 
 
 @dataclass(frozen=True)
@@ -227,13 +228,16 @@ def warmup(packages: Iterable[str]):
         "from spirvjit.cli import main\n"
         "sys.exit(main(['precompile', '--quiet', *sys.argv[1:]]))\n"
     )
-    return subprocess.Popen(
+    child = subprocess.Popen(
         [sys.executable, "-c", code, *new],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+    with _loaded_lock:
+        _warmups.append(child)
+    return child
 
 
 def reset() -> None:
@@ -241,3 +245,4 @@ def reset() -> None:
     with _loaded_lock:
         _loaded.clear()
         _warmed.clear()
+        _warmups.clear()

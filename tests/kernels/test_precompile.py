@@ -208,3 +208,15 @@ def test_a_ubin_path_stands_for_itself(site, ops_ubin, capsys):
     assert "3 compiled" in capsys.readouterr().out
     report = precompile.precompile([str(ops_ubin)], targets=precompile.resolve_targets("cpu"))
     assert report.count("cached") == 3 and report.count("compiled") == 0
+
+
+def test_warmup_precompiles_in_the_background(site, monkeypatch):
+    monkeypatch.delenv("FORBID_IMPORT")
+    monkeypatch.setenv("SPIRVJIT_WARMUP", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(site)]))  # for the child
+    program = spirvjit.load_package_kernels("convpkg", "ops")  # returns at once
+    assert not program.origins  # nothing compiled here
+    (child,) = packaging._warmups
+    assert child.wait(timeout=120) == 0
+    assert spirvjit.warmup(["convpkg"]) is None  # once per package per process
+    assert fresh_process_origins(site, "convpkg") == "disk,disk,disk"
