@@ -231,3 +231,13 @@ def test_hip_goes_through_the_cache_with_headers(fresh):
     assert sc.hip_to_spirv(source, [f"-I{inc}"]) == first and sc.stats()["memory"] == 1
     (inc / "n.h").write_text("#define N 777777\n")
     assert literal(777777) in sc.hip_to_spirv(source, [f"-I{inc}"])
+
+
+def test_cache_clear_removes_compiled_sources(fresh, capsys):
+    needs("clang")
+    from spirvjit.cli import main
+
+    sc.opencl_to_spirv("kernel void f(global int *x) { x[0] = 10; }")
+    assert main(["cache", "clear"]) == 0
+    assert "and 1 compiled sources" in capsys.readouterr().out
+    assert not list((fresh / "cache" / "sources").rglob("*.sjs"))
