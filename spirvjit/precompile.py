@@ -401,6 +401,17 @@ def _run_precompile(args: argparse.Namespace) -> int:
         targets = resolve_targets(args.device)
     except ValueError as exc:
         args.error(str(exc))
+    if not args.aot:
+        from .target import host_target
+
+        for target in targets:
+            if not target.is_gpu and target != host_target():
+                print(
+                    f"spirvjit precompile: note: {target.name} is not this machine's CPU "
+                    "target, so launches here never use its cache entries; give --aot to "
+                    "ship them in the .ubin as a variant the loader can choose",
+                    file=sys.stderr,
+                )
     try:
         report = precompile(
             args.packages,
