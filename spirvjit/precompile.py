@@ -147,16 +147,18 @@ def _native_kernels(binary, module: int, target: Target, spirv: bytes) -> set[st
 def plan(binaries: Sequence[Path], targets: Sequence[Target], aot: bool = False) -> list[Group]:
     """Every (binary, module, target) with its kernels sorted into native, cached, todo.
 
-    Cache hits are verified lookups (``spirvjit.cache.lookup``); with ``aot`` their code
-    is kept for the variant, and a module is "native" only when a variant serves all
-    of its kernels (else all are compiled for the target's own variant).
+    A kernel is cached when its disk entry reads and verifies (``DiskCache.load``:
+    unlike a launch's lookup, this records no event and counts no hit, since nothing
+    was launched). With ``aot`` the cached code is kept for the variant, and a module
+    is "native" only when a variant serves all of its kernels (else all are compiled
+    for the target's own variant).
     """
     import hashlib
 
-    from . import cache
     from .program import Program
     from .ubin.reader import read_file
 
+    disk = _disk_cache()
     groups = []
     for path in binaries:
         binary = read_file(path)
@@ -175,11 +177,11 @@ def plan(binaries: Sequence[Path], targets: Sequence[Target], aot: bool = False)
                     if name in native:
                         group.native.append(name)
                         continue
-                    hit = cache.lookup(on_target.kernel_key(name))
-                    if hit is None:
+                    obj = disk.load(on_target.kernel_key(name)).obj if disk else None
+                    if obj is None:
                         group.todo.append(name)
                     else:
-                        group.cached[name] = hit.obj if aot else b""
+                        group.cached[name] = obj if aot else b""
                 groups.append(group)
     return groups
 
@@ -338,6 +340,19 @@ def precompile(
         write_variants(report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _disk_cache():
+    """The persistent cache directory launches use, or None when it is off or unusable."""
+    from . import config
+    from .cache_store import CacheUnavailable, DiskCache
+
+    if not config.cache_enabled():
+        return None
+    try:
+        return DiskCache(config.cache_dir(), config.DEFAULT_CACHE_MAX_SIZE)
+    except CacheUnavailable:
+        return None
 
 
 def _check_cache() -> None:

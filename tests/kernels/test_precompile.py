@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import spirvjit
-from spirvjit import cache, jit, packaging, precompile
+from spirvjit import cache, cache_records, jit, packaging, precompile
 from spirvjit.cli import main
 from spirvjit.toolchain import find_tool
 
@@ -141,8 +141,11 @@ def test_precompile_fills_the_cache_then_has_nothing_to_do(site, capsys):
     # A new process finds every kernel in the persistent cache: no JIT at first launch.
     assert fresh_process_origins(site, "convpkg") == "disk,disk,disk"
     cache.reset()
+    stats = site.parent / "cache" / "stats"
+    before = cache_records.totals(stats)
     assert main(["precompile", "convpkg", "-j", "1", "--device", "cpu"]) == 0
     assert "nothing to do: all 3 kernel builds" in capsys.readouterr().out
+    assert cache_records.totals(stats) == before  # checking is not launching: no hits counted
 
 
 def test_precompile_in_worker_processes(site, capsys):
