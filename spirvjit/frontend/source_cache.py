@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import config
-from ..toolchain import require_tool
+from ..toolchain import TOOL_NAMES, find_tool, require_tool
 
 log = logging.getLogger("spirvjit")
 
@@ -117,8 +117,19 @@ def frontend_digest() -> str:
 
 
 def tool_identity(name: str) -> str:
-    """``path:size:mtime_ns`` of tool ``name`` (CompileError from require_tool if missing)."""
-    path = os.path.realpath(require_tool(name, "compiling sources to SPIR-V"))
+    """``path:size:mtime_ns`` of tool ``name`` (CompileError from require_tool if missing).
+
+    A name ending in ``?`` is a tool the front end may use: ``name:absent`` when it is
+    not installed or not a tool this spirvjit knows.
+    """
+    if name.endswith("?"):
+        name = name[:-1]
+        found = find_tool(name) if name in TOOL_NAMES else None
+        if found is None:
+            return f"{name}:absent"
+        path = os.path.realpath(found)
+    else:
+        path = os.path.realpath(require_tool(name, "compiling sources to SPIR-V"))
     st = os.stat(path)
     return f"{path}:{st.st_size}:{st.st_mtime_ns}"
 
@@ -468,6 +479,7 @@ def compile_cached(
     settings: Mapping[str, str] | None = None,
     tools: Sequence[str] = ("clang",),
     dependency_options: Callable[[str], list[str]] = driver_dependency_options,
+    search_dirs: Sequence[str] = (),
 ) -> bytes:
     """``compile(extra_options)``'s SPIR-V for ``source``, from the cache when it can be.
 
@@ -476,7 +488,9 @@ def compile_cached(
     (failures are not cached; a compile that writes no dependency list is not cached).
     ``settings`` are the front end's other parameters that change its output (producer,
     file name); ``tools`` the logical names of the tools it runs (their identity is in
-    the key). Returns the SPIR-V bytes.
+    the key; a name ending in ``?`` is a tool it may use). ``search_dirs``: include
+    directories the front end adds itself (not in ``options``), watched like ``-I``
+    ones. Returns the SPIR-V bytes.
     """
     options = list(options)
     settings = dict(settings or {})
@@ -495,7 +509,7 @@ def compile_cached(
     if entry is not None and _still_valid(entry):
         _remember(key, entry)
         return _hit(entry, "disk", settings)
-    spirv, entry = _compile(compile, options, dependency_options)
+    spirv, entry = _compile(compile, options, dependency_options, search_dirs)
     with _lock:
         _counts["compile"] += 1
     if entry is not None:
@@ -508,6 +522,7 @@ def _compile(
     compile: Callable[[list[str]], bytes],
     options: list[str],
     dependency_options: Callable[[str], list[str]],
+    search_dirs: Sequence[str] = (),
 ) -> tuple[bytes, Entry | None]:
     """Compiles with dependency output; the entry to cache, or None when the compiler
     wrote no dependency list (then the result cannot be checked later and is not kept)."""
@@ -529,7 +544,8 @@ def _compile(
         # No dependency list: the result cannot be checked against headers later.
         return spirv, None
     files = tuple(sorted({(os.path.abspath(p), _digest_file(p) or "") for p in read}))
-    directories = set(_include_dirs(options)) | {os.path.dirname(p) for p, _ in files}
+    directories = set(_include_dirs(options)) | {os.path.abspath(d) for d in search_dirs}
+    directories |= {os.path.dirname(p) for p, _ in files}
     dirs = tuple(sorted((d, _dir_mtime(d)) for d in directories))
     return spirv, Entry(spirv, files, dirs, tuple(recorder.messages))
 
@@ -564,22 +580,24 @@ def opencl_to_spirv(
     )
 
 
-def hip_to_spirv(
-    source: str, options: Sequence[str] = (), *, filename: str = "kernel.hip"
-) -> bytes:
-    """``frontend.hip.hip_to_spirv`` through the source cache (same arguments)."""
+def hip_to_spirv(source: str, options: Sequence[str] = (), **settings: object) -> bytes:
+    """``frontend.hip.hip_to_spirv`` through the source cache (the same arguments:
+    ``filename``, ``include_dirs``, ... are passed on and are part of the key)."""
     from . import hip
 
     if isinstance(options, str):
         raise TypeError("options must be a sequence of strings, e.g. ['-DN=4'], not one string")
+    options = list(options)
     return compile_cached(
         "hip",
         source,
         options,
-        lambda extra: hip.hip_to_spirv(source, [*options, *extra], filename=filename),
-        settings={"filename": filename},
-        tools=("clang", "clang-offload-bundler"),
+        lambda extra: hip.hip_to_spirv(source, [*options, *extra], **settings),
+        settings={key: repr(value) for key, value in settings.items()},
+        # The HIP front end runs clang, then either opt + llc or the offload bundler.
+        tools=("clang", "clang-offload-bundler?", "opt?", "llc?"),
         dependency_options=cc1_dependency_options,
+        search_dirs=[str(d) for d in settings.get("include_dirs", ()) or ()],
     )
 
 

@@ -73,6 +73,8 @@ def test_key_covers_options_settings_compiler_and_relative_paths(fresh, monkeypa
         # A compiler replaced in place (an upgrade) changes the key.
         os.utime(fake, ns=(1, 1))
         assert key != sc.source_key("opencl", "x", ["-DA=1"], {"producer": "clang"}, ["clang"])[0]
+        # A tool the front end only may use enters the key as absent when it is.
+        assert sc.tool_identity("no-such-tool?") == "no-such-tool:absent"
         # A relative include directory means different headers from another directory.
         parts = sc.source_key("opencl", "x", ["-Iinc"], {}, ["clang"])[1]
         assert parts["cwd"] == os.getcwd()
