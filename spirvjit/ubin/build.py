@@ -60,7 +60,7 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
             raise CompileError(f"{item.name}: not a SPIR-V binary (bad magic number)")
         return item.data
     if item.kind == "cl":
-        from ..frontend.opencl import opencl_to_spirv
+        from ..frontend.source_cache import opencl_to_spirv  # clang once per source
 
         try:
             text = item.data.decode("utf-8")
