@@ -46,7 +46,8 @@ class Progress:
         try:
             from tqdm import tqdm
 
-            return ("tqdm", tqdm(total=self.total, desc=self.description, unit=self.unit))
+            bar = tqdm(total=self.total, desc=self.description, unit=self.unit, file=self.stream)
+            return ("tqdm", bar)
         except ImportError:
             pass
         try:
