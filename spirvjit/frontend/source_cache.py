@@ -69,6 +69,9 @@ _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros"
 _DIR_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
 _BYPASS = ("-M", "-E", "-save-temps", "--save-temps")
 DEPENDENCY_TARGET = "spirvjit-source"
+# A file the compile read that was modified this recently before the compile started
+# (or later) keeps the result out of the cache: timestamps are coarse (a clock tick).
+TOO_NEW_NS = 1_000_000_000
 
 
 def driver_dependency_options(path: str) -> list[str]:
@@ -227,6 +230,13 @@ def _digest_file(path: str) -> str | None:
             return hashlib.sha256(f.read()).hexdigest()
     except OSError:
         return None
+
+
+def _mtime_ns(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return time.time_ns()  # gone: treat as just changed
 
 
 def _dir_mtime(path: str) -> int:
@@ -531,6 +541,7 @@ def _compile(
         deps_file = os.path.join(tmp, "deps.d")
         extra = dependency_options(deps_file)
         log.addHandler(recorder)
+        started = time.time_ns()
         try:
             spirv = compile(extra)
         finally:
@@ -542,6 +553,11 @@ def _compile(
             read = None
     if read is None:
         # No dependency list: the result cannot be checked against headers later.
+        return spirv, None
+    if any(_mtime_ns(p) >= started - TOO_NEW_NS for p in read):
+        # A header changed while (or just before) it was read: its contents now may not
+        # be what the compile saw, so they must not vouch for this result (ccache's
+        # "include file too new" rule). The next compile caches it.
         return spirv, None
     files = tuple(sorted({(os.path.abspath(p), _digest_file(p) or "") for p in read}))
     directories = set(_include_dirs(options)) | {os.path.abspath(d) for d in search_dirs}
