@@ -29,7 +29,8 @@ source compiled.
 
 ``SPIRVJIT_SOURCE_CACHE=0`` turns the whole source cache off; ``SPIRVJIT_CACHE=0`` only
 its disk layer. Options that change what the compiler writes (``-M…``, ``-E``,
-``-save-temps``) bypass it.
+``-save-temps``) and sources that use ``__DATE__``, ``__TIME__`` or ``__TIMESTAMP__``
+bypass it.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ _INCLUDE_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_P
 _PATH_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-isysroot")
 _DIR_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
 _BYPASS = ("-M", "-E", "-save-temps", "--save-temps")
+# A source that expands these compiles differently every time.
+_TIME_MACROS = ("__DATE__", "__TIME__", "__TIMESTAMP__")
 DEPENDENCY_TARGET = "spirvjit-source"
 # A file the compile read that was modified this recently before the compile started
 # (or later) keeps the result out of the cache: timestamps are coarse (a clock tick).
@@ -504,7 +507,11 @@ def compile_cached(
     """
     options = list(options)
     settings = dict(settings or {})
-    if not config.source_cache_enabled() or any(o.startswith(_BYPASS) for o in options):
+    if (
+        not config.source_cache_enabled()
+        or any(o.startswith(_BYPASS) for o in options)
+        or any(macro in source for macro in _TIME_MACROS)
+    ):
         with _lock:
             _counts["bypass"] += 1
         return compile([])

@@ -229,6 +229,10 @@ def test_switches_and_bypassing_options(fresh, monkeypatch):
     sc.opencl_to_spirv(source)
     assert sc.stats()["bypass"] == 2
     monkeypatch.delenv("SPIRVJIT_SOURCE_CACHE")
+    stamped = "kernel void f(global int *x) { x[0] = sizeof(__TIME__); }"
+    sc.opencl_to_spirv(stamped)
+    sc.opencl_to_spirv(stamped)
+    assert sc.stats()["bypass"] == 4
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")  # memory only
     sc.opencl_to_spirv(source)
     sc.opencl_to_spirv(source)
