@@ -321,7 +321,6 @@ def precompile(
     cores this process may use). Raises PrecompileError when there is nothing to work on
     or nowhere to put the code.
     """
-    from . import config
     from .progress import Progress
 
     if not aot:
@@ -333,13 +332,19 @@ def precompile(
     report = Report(groups)
     todo = report.count("todo")
     with Progress(todo, "spirvjit precompile", enabled=progress if todo else False) as bar:
-        report.workers = run(
-            groups, jobs or config.num_threads(), aot, lambda n, name: bar.advance(n, name)
-        )
+        report.workers = run(groups, jobs or _cores(), aot, lambda n, name: bar.advance(n, name))
     if aot:
         write_variants(report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _cores() -> int:
+    """The cores this process may run on (the default worker count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not every platform has affinity masks
+        return os.cpu_count() or 1
 
 
 def _disk_cache():
