@@ -465,7 +465,7 @@ def summary(report: Report) -> str:
     )
     compiled, cached, native = (report.count(n) for n in ("compiled", "cached", "native"))
     failed = report.count("failed")
-    if compiled == 0 and failed == 0:
+    if compiled == 0 and failed == 0 and not report.written:
         lines = [f"nothing to do: all {what} are already cached ({cached}) or native ({native})"]
     else:
         rate = compiled / report.seconds if report.seconds else 0.0
