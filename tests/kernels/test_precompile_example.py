@@ -111,3 +111,49 @@ def test_hook_configuration_errors_name_the_field(tmp_path, table, message):
     pyproject.write_text(f"[[tool.spirvjit.kernels]]\n{table}\n")
     with pytest.raises(ValueError, match=message):
         setuptools_hook.read_config(pyproject)
+
+
+HATCH_PROJECT = """
+[build-system]
+requires = ["hatchling", "spirvjit"]
+build-backend = "hatchling.build"
+
+[project]
+name = "hatchops"
+version = "0.1.0"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/hatchops"]
+
+[tool.hatch.build.hooks.custom]
+
+[[tool.spirvjit.kernels]]
+package = "hatchops"
+name = "ops"
+sources = ["kernels/vecops.cl"]
+"""
+
+
+def test_hatchling_hook_builds_the_same_wheel_twice(tmp_path):
+    pytest.importorskip("hatchling")
+    project = tmp_path / "hatchops"
+    (project / "src" / "hatchops").mkdir(parents=True)
+    (project / "src" / "hatchops" / "__init__.py").write_text("")
+    (project / "kernels").mkdir()
+    shutil.copy(EXAMPLE / "kernels" / "vecops.cl", project / "kernels")
+    (project / "pyproject.toml").write_text(HATCH_PROJECT)
+    (project / "hatch_build.py").write_text("from spirvjit.hatch_hook import get_build_hook\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPIRVJIT_CACHE_DIR": str(tmp_path / "c")}
+    wheels = []
+    for i in range(2):
+        out = tmp_path / f"dist{i}"
+        build = f"import hatchling.build as b; print(b.build_wheel({str(out)!r}))"
+        name = run([sys.executable, "-c", build], env, cwd=project).split()[-1]
+        wheels.append((out / name).read_bytes())
+    assert wheels[0] == wheels[1]  # hatchling fixes zip times; the .ubin is reproducible
+    archive = zipfile.ZipFile(tmp_path / "dist0" / name)
+    assert "hatchops/kernels/ops.ubin" in archive.namelist()
+    from spirvjit.ubin.reader import UnifiedBinary
+
+    binary = UnifiedBinary(archive.read("hatchops/kernels/ops.ubin"))
+    assert {k.name for k in binary.kernels} == {"axpy", "sum_squares", "scale"}
