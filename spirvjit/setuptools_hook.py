@@ -120,13 +120,13 @@ def read_config(pyproject: str | os.PathLike) -> list[KernelSet]:
 def build_kernel_set(kernel_set: KernelSet, project_root: Path, output: Path) -> None:
     """Compiles one kernel set's sources into the unified binary ``output``."""
     from .target import parse_target
-    from .ubin.build import Input, build_contents
+    from .ubin.build import EXTENSIONS, Input, build_contents
     from .ubin.writer import write_file
 
     inputs = []
     for source in kernel_set.sources:
         path = project_root / source
-        if path.suffix == ".hip":
+        if path.suffix == ".hip" and ".hip" not in EXTENSIONS:  # a build without HIP inputs
             from .frontend.source_cache import hip_to_spirv
 
             spirv = hip_to_spirv(
