@@ -157,3 +157,13 @@ def test_hatchling_hook_builds_the_same_wheel_twice(tmp_path):
 
     binary = UnifiedBinary(archive.read("hatchops/kernels/ops.ubin"))
     assert {k.name for k in binary.kernels} == {"axpy", "sum_squares", "scale"}
+
+
+def test_hook_builds_hip_sources(tmp_path):
+    if find_tool("clang-offload-bundler") is None:
+        pytest.skip("needs clang-offload-bundler-22")
+    from spirvjit.ubin.reader import read_file
+
+    kernel_set = setuptools_hook.KernelSet("pkg", "hip", ("tests/data/hip/builtins.hip",))
+    setuptools_hook.build_kernel_set(kernel_set, ROOT, tmp_path / "hip.ubin")
+    assert {k.name for k in read_file(tmp_path / "hip.ubin").kernels} == {"red", "sizes", "vadd"}
