@@ -318,8 +318,9 @@ def precompile(
     """Precompiles the kernels of ``packages`` (see the module docstring) and reports.
 
     ``targets``: default every device present. ``jobs``: worker processes (default: the
-    cores this process may use). Raises PrecompileError when there is nothing to work on
-    or nowhere to put the code.
+    cores this process may use); they start with multiprocessing's "spawn", so a script
+    calling this with ``jobs`` > 1 must do so under ``if __name__ == "__main__":``.
+    Raises PrecompileError when there is nothing to work on or nowhere to put the code.
     """
     from .progress import Progress
 
