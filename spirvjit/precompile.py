@@ -131,7 +131,7 @@ def _native_kernels(binary, module: int, target: Target, spirv: bytes) -> set[st
     if target == host_target():
         choice = choice_for(binary, module, spirv, {})
         return set(choice.variant.objects) if choice.variant is not None else set()
-    if not target.is_gpu:
+    if target.kind == "cpu":
         return set()
     digest = hashlib.sha256(spirv).hexdigest()
     for v in binary.variants:
@@ -271,7 +271,7 @@ def write_variants(report: Report) -> None:
     import dataclasses
 
     from . import __version__
-    from .cache_key import compiler_digest, llvm_version
+    from .cache.key import compiler_digest, llvm_version
     from .ubin.format import Variant
     from .ubin.reader import read_file
     from .ubin.writer import write_file
@@ -351,7 +351,7 @@ def _cores() -> int:
 def _disk_cache():
     """The persistent cache directory launches use, or None when it is off or unusable."""
     from . import config
-    from .cache_store import CacheUnavailable, DiskCache
+    from .cache.disk import CacheUnavailable, DiskCache
 
     if not config.cache_enabled():
         return None
@@ -363,7 +363,7 @@ def _disk_cache():
 
 def _check_cache() -> None:
     from . import config
-    from .cache_store import CacheUnavailable, DiskCache
+    from .cache.disk import CacheUnavailable, DiskCache
 
     if not config.cache_enabled():
         raise PrecompileError(
@@ -426,7 +426,7 @@ def _run_precompile(args: argparse.Namespace) -> int:
         from .target import host_target
 
         for target in targets:
-            if not target.is_gpu and target != host_target():
+            if target.kind == "cpu" and target != host_target():
                 print(
                     f"spirvjit precompile: note: {target.name} is not this machine's CPU "
                     "target, so launches here never use its cache entries; give --aot to "

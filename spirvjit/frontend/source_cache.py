@@ -22,7 +22,7 @@ always recompiles.
 
 Warnings the compiler printed are stored with the result and logged again on every hit,
 as a compile would log them. Disk entries follow the kernel cache's rules
-(``cache_store``): directories 0700 and owned by the user (else refused, memory only),
+(``spirvjit.cache.disk``): directories 0700 and owned by the user (else refused, memory only),
 files written atomically and read whole through ``read_trusted``, every entry checked by
 its SHA-256 and its recorded key. A disk problem never raises: it is logged once and the
 source compiled.
@@ -323,7 +323,7 @@ def _root() -> Path | None:
         return None
     directory = root / "sources"
     if directory not in _checked:
-        from ..cache_store import CacheUnavailable, secure_dir
+        from ..cache.disk import CacheUnavailable, secure_dir
 
         try:
             for d in (root, directory):
@@ -353,7 +353,7 @@ def _disk_load(key: str) -> Entry | None:
     directory = _root()
     if directory is None:
         return None
-    from ..cache_store import CacheUnavailable, read_trusted
+    from ..cache.disk import CacheUnavailable, read_trusted
 
     path = _entry_path(directory, key)
     try:
@@ -376,7 +376,7 @@ def _disk_store(key: str, parts: dict, entry: Entry) -> None:
     directory = _root()
     if directory is None:
         return
-    from ..cache_store import CacheUnavailable, secure_dir
+    from ..cache.disk import CacheUnavailable, secure_dir
     from ..files import write_atomic
 
     path = _entry_path(directory, key)

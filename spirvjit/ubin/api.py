@@ -127,7 +127,9 @@ def open_program(
     gpus = {
         v.target: v.objects
         for v in binary.variants
-        if v.module == index and v.target.is_gpu and stale_reason(v, digest, spec_key(spec)) is None
+        if v.module == index
+        and v.target.kind != "cpu"
+        and stale_reason(v, digest, spec_key(spec)) is None
     }
     program = Program(spirv, spec, name=binary.name, native_objects=objects, other_targets=gpus)
     return program, choice

@@ -16,7 +16,7 @@ import pytest
 
 import spirvjit
 from spirvjit import cache
-from spirvjit.cache_store import DiskCache
+from spirvjit.cache.disk import DiskCache
 
 # Small kernels, each checked against NumPy by _CHECK in every process that runs them.
 KERNELS = {

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import spirvjit
-from spirvjit import cache, cache_records, jit, packaging, precompile
+from spirvjit import cache, jit, packaging, precompile
+from spirvjit.cache import records as cache_records
 from spirvjit.cli import main
 from spirvjit.toolchain import find_tool
 
@@ -158,10 +159,10 @@ def test_precompile_in_worker_processes(site, capsys):
 def test_a_failing_kernel_is_reported_others_still_compile(site, capsys, monkeypatch):
     real = jit.compile_kernel
 
-    def broken(translation, target, symbol, name, times):
+    def broken(translation, target, symbol, name, *rest):
         if name == "shift":
             raise RuntimeError("LLVM ERROR: simulated crash\nmore")
-        return real(translation, target, symbol, name, times)
+        return real(translation, target, symbol, name, *rest)
 
     monkeypatch.setattr(jit, "compile_kernel", broken)
     assert main(["precompile", "convpkg", "-j", "1", "--device", "cpu"]) == 1

@@ -16,11 +16,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import config
-from .cli_cache import register_cache
-from .errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
-from .precompile import register_precompile
-from .ubin.commands import (
+from .. import config
+from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
+from ..precompile import register_precompile
+from .cache import register_cache
+from .ubin import (
     register_add_target,
     register_build,
     register_extract,
@@ -52,8 +52,8 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_dis(args: argparse.Namespace) -> int:
-    from .spirv.disasm import disassemble
-    from .ubin.format import MAGIC
+    from ..spirv.disasm import disassemble
+    from ..ubin.format import MAGIC
 
     with open(args.file, "rb") as f:
         data = f.read()
@@ -76,11 +76,11 @@ def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
-    from .spirv.disasm import disassemble
-    from .toolchain import require_tool
-    from .ubin.describe import find_variant
-    from .ubin.reader import UnifiedBinary
+    from ..errors import CompileError
+    from ..spirv.disasm import disassemble
+    from ..toolchain import require_tool
+    from ..ubin.describe import find_variant
+    from ..ubin.reader import UnifiedBinary
 
     binary = UnifiedBinary(data, os.path.basename(args.file))
     if not 0 <= args.module < binary.module_count:
@@ -113,7 +113,7 @@ def _dis_nvidia(variant) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
+    from ..errors import CompileError
 
     parts = []
     for kernel in sorted(variant.objects):
@@ -140,8 +140,8 @@ def _dis_nvidia(variant) -> str:
 
 def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     """Every kernel of a SPIR-V module compiled for ``--target`` now, as assembly."""
-    from .program import Program
-    from .target import parse_target
+    from ..program import Program
+    from ..target import parse_target
 
     try:
         target = parse_target(args.target)
