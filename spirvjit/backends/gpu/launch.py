@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...arguments import ArgumentPacker, LocalMemory
+from ...arguments import ArgumentPacker, LocalMemory, host_array
 from ...device import Device
 from ...errors import LaunchError
 from ...ndrange import choose_whole_groups, normalize_sizes
@@ -94,7 +94,7 @@ class GpuKernel:
                 if spec.kind in ("global", "constant"):
                     address = 0
                     if value is not None:
-                        host = np.asarray(value)
+                        host = host_array(value)  # checked by pack() above
                         address = ctx.alloc(host.nbytes)
                         allocations.append(address)
                         ctx.copy_to_device(address, host.ctypes.data, host.nbytes)
