@@ -200,6 +200,14 @@ def test_errors_exit_1_with_a_reason(site, capsys, monkeypatch):
     assert "SPIRVJIT_CACHE=0" in capsys.readouterr().err
 
 
+def test_all_with_no_declared_kernels_has_nothing_to_do(site, capsys, monkeypatch):
+    # An install step running `precompile --all` must not fail in an environment whose
+    # packages ship no kernels.
+    monkeypatch.setattr(packaging, "all_kernel_packages", lambda: [])
+    assert main(["precompile", "--all"]) == 0
+    assert "nothing to do: no installed package declares kernels" in capsys.readouterr().out
+
+
 def test_usage_errors_exit_2(site):
     for argv in (
         ["precompile"],
