@@ -467,10 +467,11 @@ def summary(report: Report) -> str:
         lines = [f"nothing to do: all {what} are already cached ({cached}) or native ({native})"]
     else:
         rate = compiled / report.seconds if report.seconds else 0.0
+        plural = "es" if report.workers != 1 else ""
+        speed = f" ({rate:.1f} kernels/s, {report.workers} process{plural})" if compiled else ""
         lines = [
             f"precompiled {what}: {compiled} compiled, {cached} already cached, "
-            f"{native} native, {failed} failed in {report.seconds:.1f} s "
-            f"({rate:.1f} kernels/s, {report.workers} process{'es' if report.workers != 1 else ''})"
+            f"{native} native, {failed} failed in {report.seconds:.1f} s{speed}"
         ]
     for path in report.written:
         lines.append(f"wrote native variants into {path}")
