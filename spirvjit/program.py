@@ -190,15 +190,21 @@ class Program:
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
+            # Dumps are named after the kernel, the program and the variant, so that
+            # same-named kernels of different programs do not overwrite each other.
+            stem = f"{name}.{self.spirv_digest[:12]}.{self.target.name}"
+            stem += "".join(f".{k}-{v}" for k, v in specialization)
             if directory is not None:
                 from .spirv.disasm import disassemble
 
-                jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
+                jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
-            obj = jit.compile_kernel(translation, self.target, symbol, name, times, specialization)
+            obj = jit.compile_kernel(
+                translation, self.target, symbol, name, times, specialization, stem
+            )
             cache.store(key, obj)
             return obj, "compile"
 
