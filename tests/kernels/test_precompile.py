@@ -236,3 +236,22 @@ def test_warmup_precompiles_in_the_background(site, monkeypatch):
     assert child.wait(timeout=120) == 0
     assert spirvjit.warmup(["convpkg"]) is None  # once per package per process
     assert fresh_process_origins(site, "convpkg") == "disk,disk,disk"
+
+
+def test_load_package_kernels_from_a_zipped_package(tmp_path, monkeypatch, ops_ubin):
+    import zipfile
+
+    archive = tmp_path / "zipped.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zippkg/__init__.py", "")
+        z.writestr("zippkg/kernels/ops.ubin", ops_ubin.read_bytes())
+    monkeypatch.syspath_prepend(str(archive))
+    packaging.reset()
+    try:
+        program = spirvjit.load_package_kernels("zippkg", "ops")
+        y = np.arange(4, dtype=np.float32)
+        program.kernel("shift")(y, np.float32(5), global_size=4)
+        assert y.tolist() == [5.0, 6.0, 7.0, 8.0]
+    finally:
+        packaging.reset()
+        sys.modules.pop("zippkg", None)
