@@ -113,6 +113,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="spirvjit-bench-") as tmp:
         tmp = Path(tmp)
+        os.environ["SPIRVJIT_CACHE_DIR"] = str(tmp / "cache")  # never the user's cache
         package = tmp / "site" / "benchpkg"
         (package / "kernels").mkdir(parents=True)
         (package / "__init__.py").write_text("")
@@ -153,7 +154,6 @@ def main() -> int:
             return 1
 
         # The source cache: this process (memory) and fresh processes (disk).
-        os.environ["SPIRVJIT_CACHE_DIR"] = str(tmp / "cache")
         small = kernel_source(3)
         spirvjit.compile_opencl(small)
         times, spirv_times = [], []
