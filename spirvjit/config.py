@@ -75,6 +75,24 @@ def cache_enabled() -> bool:
     return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
 
 
+def source_cache_enabled() -> bool:
+    """SPIRVJIT_SOURCE_CACHE: compile_opencl/compile_hip reuse earlier results for the same
+    source unless this is 0, false, no or off (SPIRVJIT_CACHE=0 keeps only its memory layer)."""
+    value = os.environ.get("SPIRVJIT_SOURCE_CACHE", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def progress_enabled() -> bool:
+    """SPIRVJIT_PROGRESS: long commands (precompile, build) show progress on stderr unless 0."""
+    value = os.environ.get("SPIRVJIT_PROGRESS", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def warmup_enabled() -> bool:
+    """SPIRVJIT_WARMUP=1: load_package_kernels starts a background precompile of the package."""
+    return _flag("SPIRVJIT_WARMUP")
+
+
 def cache_dir() -> Path:
     """SPIRVJIT_CACHE_DIR: the persistent cache's directory (default: the user cache dir)."""
     value = os.environ.get("SPIRVJIT_CACHE_DIR", "").strip()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from .. import config
 from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
+from ..precompile import register_precompile
 from .cache import register_cache
 from .doctor import register_doctor
 from .ubin import (
@@ -163,6 +164,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_strip,
     register_cache,
     register_doctor,
+    register_precompile,
 )
 
 

@@ -79,13 +79,18 @@ def _run_build(args: argparse.Namespace) -> int:
     targets = _targets(args, args.target)
     options = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes] + args.options
     inputs = [Input.from_path(path) for path in args.sources]
-    contents = build_contents(
-        inputs,
-        options=options,
-        producer=args.producer,
-        targets=targets,
-        embed_source=args.embed_source,
-    )
+    from ..progress import Progress
+
+    steps = len(inputs) + len(set(targets))  # a bar only where there is a wait worth one
+    with Progress(steps, "spirvjit build", "step", enabled=None if targets else False) as bar:
+        contents = build_contents(
+            inputs,
+            options=options,
+            producer=args.producer,
+            targets=targets,
+            embed_source=args.embed_source,
+            progress=lambda what: bar.advance(1, what),
+        )
     write_file(contents, args.output)
     return EXIT_OK
 
