@@ -110,8 +110,11 @@ def read_trusted(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
     Raises FileNotFoundError, CacheUnavailable (unsafe file: symlink, not a regular
     file, foreign owner, group/other-writable) or another OSError.
     """
+    # O_NONBLOCK: opening a FIFO (or a device) planted at an entry's path must not wait
+    # for a writer; it is refused below as not a regular file. Regular files ignore it.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise CacheUnavailable(f"{path} is a symbolic link") from None

@@ -12,6 +12,7 @@ from ..errors import BinaryFormatError
 from ..program import Program
 from ..target import Target, host_target, parse_target
 from .build import Input, build_contents
+from .names import printable
 from .reader import UnifiedBinary, read_file
 from .select import Choice, choose, spec_key, stale_reason
 from .writer import write_file
@@ -120,9 +121,10 @@ def open_program(
     objects = dict(choice.variant.objects) if choice.variant is not None else {}
     if config.debug():
         picked = choice.variant.name if choice.variant is not None else "SPIR-V (JIT)"
-        log.info("spirvjit: %s: runs %s: %s", binary.name, picked, choice.reason)
+        where = printable(binary.name)
+        log.info("spirvjit: %s: runs %s: %s", where, printable(picked), printable(choice.reason))
         for name, why in choice.rejected:
-            log.info("spirvjit: %s: passed over %s: %s", binary.name, name, why)
+            log.info("spirvjit: %s: passed over %s: %s", where, printable(name), printable(why))
     digest = hashlib.sha256(spirv).hexdigest()
     gpus = {
         v.target: v.objects

@@ -6,6 +6,7 @@ from ..errors import BinaryFormatError
 from ..target import host_target
 from .api import choice_for
 from .format import VERSION, Variant
+from .names import printable
 from .reader import UnifiedBinary
 from .schema import build_to_json, kernels_to_json
 
@@ -23,9 +24,11 @@ def find_variant(binary: UnifiedBinary, name: str, module: int = 0) -> Variant:
         matches = [v for v in variants if name in (v.name, v.target.arch, v.target.name)]
     if len(matches) == 1:
         return matches[0]
-    listed = ", ".join(v.name for v in variants) or "none"
+    listed = ", ".join(printable(v.name) for v in variants) or "none"
     what = "several variants match" if matches else "no native variant matches"
-    raise BinaryFormatError(f"{binary.name}: {what} {name!r}; module {module} has: {listed}")
+    raise BinaryFormatError(
+        f"{printable(binary.name)}: {what} {name!r}; module {module} has: {listed}"
+    )
 
 
 def describe(binary: UnifiedBinary) -> dict:
@@ -90,8 +93,24 @@ def _arg(arg: dict) -> str:
     return f"{text} {arg['name']}"
 
 
+def _printable_tree(value: object) -> object:
+    """``value`` with every string in it passed through ``printable``."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {k: _printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_tree(v) for v in value]
+    return value
+
+
 def render(info: dict) -> str:
-    """``describe``'s dict as the text ``spirvjit inspect`` prints."""
+    """``describe``'s dict as the text ``spirvjit inspect`` prints.
+
+    Every string, most of them read from the file, is escaped first (``printable``): a
+    file must not be able to send control sequences to the user's terminal.
+    """
+    info = _printable_tree(info)
     lines = [f"{info['file']}: unified binary v{info['format_version']}, {info['size']} bytes"]
     for m in info["modules"]:
         lines.append(f"module {m['index']}: SPIR-V {m['size']} bytes ({m['stored']} stored)")

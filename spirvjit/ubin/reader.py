@@ -38,6 +38,7 @@ from .format import (
     Contents,
     KernelInfo,
     Variant,
+    canonical_json,
     max_raw_size,
 )
 
@@ -234,13 +235,31 @@ class UnifiedBinary:
         return _decompress(stored, section)
 
     def _metadata(self, section: Section) -> object:
+        """A JSON section's value. Strict (docs/ubin.md): ASCII, no duplicate keys, no
+        NaN or infinities, and spelled exactly as ``canonical_json`` spells it, so one
+        value has one encoding and two readers can never see different documents."""
         raw = self.payload(section.number)
         try:
-            return json.loads(raw.decode("utf-8"))
+            value = json.loads(
+                raw.decode("ascii"),
+                object_pairs_hook=_unique_keys,
+                parse_constant=_no_constant,
+            )
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise BinaryFormatError(
                 f"{section.where()}: not valid JSON: {exc}", section.offset
             ) from None
+        try:
+            canonical = canonical_json(value)
+        except (ValueError, RecursionError):  # nesting too deep to re-encode
+            canonical = None
+        if canonical != raw:
+            raise BinaryFormatError(
+                f"{section.where()}: JSON is not in canonical form (sorted keys, no "
+                "whitespace, ASCII with lowercase \\u escapes, shortest numbers)",
+                section.offset,
+            )
+        return value
 
     def _where(self, section: Section) -> schema.Where:
         return schema.Where(section.kind_name, section.offset)
@@ -254,7 +273,8 @@ class UnifiedBinary:
 
     def _read_variants(self, section: Section, claimed: set[int]) -> tuple[Variant, ...]:
         where = self._where(section)
-        entries = where.field(self._metadata(section), "variants", list, "top level")
+        value = where.exact(self._metadata(section), ("variants",), "top level")
+        entries = where.field(value, "variants", list, "top level")
         variants = []
         identities = set()
         for i, entry in enumerate(entries):
@@ -319,6 +339,20 @@ class UnifiedBinary:
             variants=variants,
             sources=tuple((n, self.source(n)) for n in self.source_names),
         )
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s object hook: a key given twice is an error, not "last one wins"."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {twice!r}")
+    return value
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _decompress(stored: memoryview, section: Section) -> bytes:

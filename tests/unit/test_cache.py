@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -198,6 +199,31 @@ def test_writable_or_linked_entry_is_refused(tmp_path):
     path.rename(tmp_path / "elsewhere")
     path.symlink_to(tmp_path / "elsewhere")
     assert "symbolic link" in disk.load(KEY).problem
+
+
+def test_fifo_at_an_entry_path_is_refused_without_waiting(tmp_path):
+    """A FIFO planted at an entry's path: opening it for reading used to wait for a
+    writer forever (the first launch hung)."""
+    disk = disk_cache(tmp_path)
+    path = disk.path_for(KEY)
+    path.parent.mkdir(parents=True, mode=0o700)
+    event = disk.events_dir / "saxpy.json"  # records are read the same way
+    for fifo in (path, event):
+        os.mkfifo(fifo, 0o600)
+    found = []
+
+    def read() -> None:
+        found.append(disk.load(KEY))
+        found.append(cache_records.read_event(disk.events_dir, "saxpy"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock the stuck open() before failing
+        os.close(os.open(event if found else path, os.O_WRONLY))
+        pytest.fail("opening a FIFO in the cache blocked")
+    assert found[0].obj is None and "not a regular file" in found[0].problem
+    assert found[1] is None
 
 
 # -- eviction --------------------------------------------------------------------------------
