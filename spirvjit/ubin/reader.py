@@ -355,14 +355,64 @@ def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _check_frame(stored: bytes, section: Section) -> None:
+    """The stored bytes must be exactly one zstd frame (docs/ubin.md): no dictionary, the
+    content size recorded and equal to the table's raw size, a content checksum (verified
+    by the decompressor when it reaches the frame's end), and nothing after it.
+
+    Walks the block headers only (a few thousand at most: blocks hold up to 128 KiB).
+    """
+    import zstandard
+
+    def bad(message: str) -> BinaryFormatError:
+        return BinaryFormatError(f"{section.where()}: {message}", section.offset)
+
+    if stored[:4] != _ZSTD_MAGIC:
+        raise bad("not a zstd frame (bad magic)")
+    try:
+        header = zstandard.frame_header_size(stored)
+        params = zstandard.get_frame_parameters(stored)
+    except zstandard.ZstdError as exc:
+        raise bad(f"bad zstd frame header: {exc}") from None
+    if params.dict_id:
+        raise bad("zstd frame needs a dictionary")
+    if not params.has_checksum:
+        raise bad("zstd frame has no content checksum (written by an older spirvjit: rebuild it)")
+    if params.content_size != section.raw_size:
+        raise bad(
+            f"zstd frame says {params.content_size} bytes decompressed, the table says "
+            f"{section.raw_size}"
+        )
+    at = header
+    while True:
+        if at + 3 > len(stored):
+            raise bad("zstd frame truncated inside its blocks")
+        word = int.from_bytes(stored[at : at + 3], "little")
+        last, kind, size = word & 1, (word >> 1) & 3, word >> 3
+        if kind == 3:
+            raise bad("zstd frame has a reserved block type")
+        at += 3 + (1 if kind == 1 else size)
+        if last:
+            break
+    at += 4  # the content checksum
+    if at != len(stored):
+        more = "truncated" if at > len(stored) else f"{len(stored) - at} bytes after the frame"
+        raise bad(f"not exactly one zstd frame: {more}")
+
+
 def _decompress(stored: memoryview, section: Section) -> bytes:
     """Decompresses at most ``raw_size`` + 1 bytes: a lying frame cannot exhaust memory."""
     import zstandard
 
+    stored = bytes(stored)
+    _check_frame(stored, section)
     wanted = section.raw_size
     chunks, total = [], 0
     try:
-        with zstandard.ZstdDecompressor().stream_reader(bytes(stored)) as reader:
+        with zstandard.ZstdDecompressor().stream_reader(stored) as reader:
             while total <= wanted:
                 chunk = reader.read(min(wanted + 1 - total, 1 << 20))
                 if not chunk:
