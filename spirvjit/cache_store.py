@@ -37,6 +37,7 @@ from . import cache_format
 from .cache_format import CorruptEntry
 from .cache_key import KernelKey
 from .files import TEMP_SUFFIX, write_atomic
+from .safe_paths import parents_problem
 
 ENTRY_SUFFIX = ".sjc"
 MAX_ENTRY_BYTES = 256 << 20  # a kernel object is KiB to a few MiB; more is not an entry
@@ -180,6 +181,15 @@ class DiskCache:
         self.stats_dir = self.root / "stats"
         for directory in (self.root, self.entries_dir, self.events_dir, self.stats_dir):
             secure_dir(directory)
+        # Whoever can write a directory above the cache can swap the whole cache for theirs.
+        why = parents_problem(self.root)
+        if why:
+            raise CacheUnavailable(
+                f"refusing the cache directory {self.root}: {why}, and its entries are "
+                "native code this process would run; move it (SPIRVJIT_CACHE_DIR) or fix that"
+            )
+        if os.path.lexists(self.entries_dir / self.tag):  # created 0700 by the first store
+            secure_dir(self.entries_dir / self.tag)
         self._checked_dirs: set[Path] = set()
         tag_file = self.root / "CACHEDIR.TAG"
         if not tag_file.exists():
@@ -304,9 +314,12 @@ class DiskCache:
         entries = self.entries()
         for e in entries:
             try:
-                header, _ = cache_format.decode(read_trusted(e.path))
+                header, payload = cache_format.decode(read_trusted(e.path))
                 if e.path != self._path_for_parts(header["key"]):
                     raise CorruptEntry("its path does not match the recorded key")
+                why = _load_problem(header["key"], payload)
+                if why:
+                    raise CorruptEntry(f"its object code would not load: {why}")
             except (CorruptEntry, CacheUnavailable, KeyError, TypeError) as exc:
                 problems.append((e.path, str(exc)))
             except FileNotFoundError:
@@ -330,6 +343,21 @@ class DiskCache:
         _unlink(self.root / "prune.stamp")
         self.evict(self.max_size)  # drops the now empty stale tag directories
         return removed
+
+
+def _load_problem(parts: dict, payload: bytes) -> str | None:
+    """Why a verified entry's object code would still not load as its kernel, or None.
+
+    Loads it as a launch would (symbols, then a trial link on this machine's triple).
+    GPU code objects are checked by their digest only: loading them needs the device.
+    """
+    triple = parts["triple"]
+    if not isinstance(triple, str) or triple.startswith(("amdgcn", "nvptx")):
+        return None
+    from .backends.cpu.objcheck import runner_prefix, trial_load
+
+    prefix = runner_prefix(parts["spirv_digest"], parts["spec_constants"])
+    return trial_load(payload, prefix, triple)
 
 
 def _unlink(path: Path) -> bool:

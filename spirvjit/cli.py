@@ -27,6 +27,7 @@ from .ubin.commands import (
     register_run,
     register_strip,
 )
+from .ubin.signing import register_sign, register_verify
 
 
 def register_dis(subparsers: argparse._SubParsersAction) -> None:
@@ -162,6 +163,8 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_add_target,
     register_strip,
     register_cache,
+    register_sign,
+    register_verify,
 )
 
 

@@ -23,6 +23,7 @@ from .backends.cpu.launcher import (
     launch_record,
     normalize_sizes,
 )
+from .backends.cpu.objcheck import NativeCodeRefused
 from .cache_key import KernelKey
 from .device import Device, devices
 from .errors import LaunchError
@@ -221,19 +222,44 @@ class Program:
                     [g.name for g in translation.mutable_globals],
                 )
             symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
-            code = times.run(
-                "load",
-                codegen.load_kernel,
-                self.target,
-                f"{symbol}.lib",
-                obj,
-                symbol,
-                self._data_library,
-            )
+            while True:  # at most: native, then cached, then compiled code
+                try:
+                    code = times.run(
+                        "load",
+                        codegen.load_kernel,
+                        self.target,
+                        f"{symbol}.lib",
+                        obj,
+                        symbol,
+                        self._data_library,
+                    )
+                    break
+                except NativeCodeRefused as exc:
+                    if origin == "compile":  # our own code did not load: a spirvjit bug
+                        raise
+                    obj, origin = self._replace_refused(name, origin, exc, times)
             self.origins[name] = origin
             if config.debug():
                 log.info("spirvjit: %s %s for %s: %s", origin, name, self.target, times)
             return code, times.total
+
+    def _replace_refused(
+        self, name: str, origin: str, exc: Exception, times: jit.StageTimes
+    ) -> tuple[bytes, str]:
+        """Object code of ``name`` from a unified binary or the cache that was refused at
+        load (wrong symbols, does not link): drops it and JITs (issue 13)."""
+        if origin == "native":
+            del self._native_objects[name]
+            log.warning(
+                "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it from "
+                "the SPIR-V",
+                self.name,
+                name,
+                exc,
+            )
+        else:
+            cache.discard(self.kernel_key(name), str(exc))
+        return self.object_code(name, times)
 
 
 class Kernel:

@@ -13,11 +13,12 @@ import hashlib
 import json
 import mmap
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import BinaryFormatError
-from . import schema
+from . import schema, signature
 from .format import (
     BUILD,
     ENTRY,
@@ -89,12 +90,23 @@ class _Objects(Mapping):
 
 
 class UnifiedBinary:
-    """A parsed unified binary. ``data`` must stay unchanged while this object is used."""
+    """A parsed unified binary. ``data`` must stay unchanged while this object is used.
+
+    ``size`` is the size of the file without its signature footer, ``file_size`` with it;
+    ``footer`` the signature footer, if any (parsed, not verified: see ``trust``);
+    ``location_problem`` why the file's location does not vouch for it (set by
+    ``read_file``; a binary made from bytes has no location).
+    """
+
+    FROM_BYTES = "it was given as bytes, not read from a file"
 
     def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap, name: str = "<bytes>"):
         self.name = name
         self._data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        self.size = len(self._data)
+        self.file_size = self.size = len(self._data)
+        self.footer: signature.Footer | None = None
+        self.location_problem: str | None = self.FROM_BYTES
+        self.path: str | None = None  # the resolved path, when read from a file
         self.sections = self._read_table()
         by_kind: dict[int, list[Section]] = {}
         for section in self.sections:
@@ -147,11 +159,15 @@ class UnifiedBinary:
         if not 1 <= count <= MAX_SECTIONS:
             raise BinaryFormatError(f"section count {count} not in [1, {MAX_SECTIONS}]", 12)
         if file_size != self.size:
-            raise BinaryFormatError(
-                f"header says the file is {file_size} bytes but it is {self.size}: "
-                + ("truncated" if self.size < file_size else "extra bytes at the end"),
-                16,
-            )
+            if file_size >= HEADER.size and self.size - file_size == signature.FOOTER.size:
+                self.footer = signature.parse_footer(data, file_size)
+                self.size = file_size
+            else:
+                raise BinaryFormatError(
+                    f"header says the file is {file_size} bytes but it is {self.size}: "
+                    + ("truncated" if self.size < file_size else "extra bytes at the end"),
+                    16,
+                )
         table_end = HEADER.size + count * ENTRY.size
         if table_end > self.size:
             raise BinaryFormatError(
@@ -433,9 +449,30 @@ def _decompress(stored: memoryview, section: Section) -> bytes:
 
 
 def read_file(path: str | os.PathLike) -> UnifiedBinary:
-    """Parses the unified binary at ``path`` (mapped, not read, when it is not empty)."""
+    """Parses the unified binary at ``path`` (mapped, not read, when it is not empty).
+
+    Also judges the file's location (``location_problem``): whether another user could
+    have written it or could swap it (``safe_paths``), from the status of the file
+    actually opened. Raises OSError, or BinaryFormatError when it is not a regular file.
+    """
+    from ..safe_paths import file_problem, parents_problem
+
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    return UnifiedBinary(data, os.path.basename(path))
+    # The resolved path: the directories checked are those of the file opened.
+    # O_NONBLOCK: a FIFO must not block the open; it is refused below.
+    real = os.path.realpath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(real, flags)
+    with os.fdopen(fd, "rb"):  # closes fd; the mmap keeps its own reference
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BinaryFormatError(f"{path} is not a regular file")
+        data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if st.st_size else b""
+    binary = UnifiedBinary(data, os.path.basename(path))
+    try:
+        why = file_problem(st) or parents_problem(real, st)
+    except OSError as exc:
+        why = f"its directories cannot be examined ({exc.strerror})"
+    binary.location_problem = f"{real} {why}" if why else None
+    binary.path = real
+    return binary
