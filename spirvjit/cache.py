@@ -70,7 +70,11 @@ def lookup(key: KernelKey) -> Hit | None:
     disk = _disk()
     if disk is None or key in _refused:
         return None
-    result = disk.load(key)
+    try:
+        result = disk.load(key)
+    except CacheUnavailable as exc:  # an unsafe tag directory: as for an unsafe root
+        _give_up(disk.root, exc)
+        return None
     if result.problem:
         with _lock:
             _problems[key] = f"the entry {result.path.name} was {result.problem}"
@@ -110,7 +114,9 @@ def store(key: KernelKey, obj: bytes) -> None:
             disk.store(key, obj, f"{key.triple}:{key.cpu}")
             _refused.discard(key)  # replaced by what was just compiled
             pruned = disk.maybe_evict()
-        except (OSError, CacheUnavailable) as exc:
+        except CacheUnavailable as exc:
+            _give_up(disk.root, exc)
+        except OSError as exc:
             with _lock:
                 _read_only.add(disk.root)
             _warn_once(
@@ -193,6 +199,13 @@ def _open(root: Path) -> DiskCache | str:
     except CacheUnavailable as exc:
         _warn_once(f"open:{root}", f"spirvjit: {exc}. Continuing with the in-memory cache only")
         return str(exc)
+
+
+def _give_up(root: Path, exc: CacheUnavailable) -> None:
+    """Stops using the disk cache at ``root`` in this process, with ``_open``'s warning."""
+    with _lock:
+        _disks[root] = str(exc)
+    _warn_once(f"open:{root}", f"spirvjit: {exc}. Continuing with the in-memory cache only")
 
 
 def _explain_miss(key: KernelKey, disk: DiskCache | None) -> tuple[str, dict | None]:

@@ -99,10 +99,25 @@ def secure_dir(path: Path) -> None:
         raise CacheUnavailable(f"{path} is not a directory; remove it or set SPIRVJIT_CACHE_DIR")
     why = unsafe_reason(st)
     if why:
-        raise CacheUnavailable(
-            f"refusing the cache directory {path}: it {why}, and its entries are native code "
-            f"this process would run; fix it (chown/chmod go-w) or set SPIRVJIT_CACHE_DIR"
-        )
+        raise _refusal(path, why)
+
+
+def _refusal(path: Path, why: str) -> CacheUnavailable:
+    return CacheUnavailable(
+        f"refusing the cache directory {path}: it {why}, and its entries are native code "
+        f"this process would run; fix it (chown/chmod go-w) or set SPIRVJIT_CACHE_DIR"
+    )
+
+
+def check_existing_dir(path: Path) -> None:
+    """Raises CacheUnavailable, as ``secure_dir`` does, if ``path`` exists and is unsafe."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    why = "is not a directory" if not stat.S_ISDIR(st.st_mode) else unsafe_reason(st)
+    if why:
+        raise _refusal(path, why)
 
 
 def read_trusted(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
@@ -188,8 +203,7 @@ class DiskCache:
                 f"refusing the cache directory {self.root}: {why}, and its entries are "
                 "native code this process would run; move it (SPIRVJIT_CACHE_DIR) or fix that"
             )
-        if os.path.lexists(self.entries_dir / self.tag):  # created 0700 by the first store
-            secure_dir(self.entries_dir / self.tag)
+        check_existing_dir(self.entries_dir / self.tag)  # created 0700 by the first store
         self._checked_dirs: set[Path] = set()
         tag_file = self.root / "CACHEDIR.TAG"
         if not tag_file.exists():
@@ -208,8 +222,15 @@ class DiskCache:
         return self.entries_dir / tag / f"{name}{ENTRY_SUFFIX}"
 
     def load(self, key: KernelKey) -> LoadResult:
-        """The verified object code for ``key``; a missing or unusable entry is a miss."""
+        """The verified object code for ``key``; a missing or unusable entry is a miss.
+
+        Raises CacheUnavailable when the entry's tag directory is unsafe (like the root).
+        """
         path = self.path_for(key)
+        if path.parent not in self._checked_dirs:
+            check_existing_dir(path.parent)
+            if path.parent.exists():
+                self._checked_dirs.add(path.parent)
         try:
             data = read_trusted(path)
         except FileNotFoundError:
