@@ -67,7 +67,9 @@ def _run_dis(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        sys.stdout.write(text)
+        from .ubin.names import printable_lines  # names and strings come from the file
+
+        sys.stdout.write(printable_lines(text))
         sys.stdout.flush()
     return EXIT_OK
 

@@ -151,6 +151,7 @@ def render(info: dict) -> str:
         verdict = "trusted" if t["trusted"] else "NOT trusted (the kernels JIT instead)"
         lines.append(f"  native code {verdict} under policy {t['policy']}: {t['reason']}")
         lines.append(f"  location: {t['location']}")
+    if info["variants"] or t["signer"]:
         lines.append(f"  signature: {t['signature'] or 'not checked'}")
     for v in info["variants"]:
         lines.append(

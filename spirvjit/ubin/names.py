@@ -15,29 +15,37 @@ from ..errors import BinaryFormatError
 from .schema import file_name_ok
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, backslash: bool = True) -> str:
     """``text`` with every character that is not printable (C0/C1 controls, DEL, line
-    and paragraph separators, bidirectional and other format characters) and the
-    backslash written as a Python escape (``\\x1b``, ``\\u202e``), so what a terminal
-    shows is what the file says and nothing else."""
-    if text.isprintable() and "\\" not in text:
+    and paragraph separators, bidirectional and other format characters) and, unless
+    ``backslash`` is False, the backslash written as a Python escape (``\\x1b``,
+    ``\\u202e``), so what a terminal shows is what the file says and nothing else."""
+    if text.isprintable() and (not backslash or "\\" not in text):
         return text
     out = []
     for char in text:
-        if char == "\\":
+        if char == "\\" and backslash:
             out.append("\\\\")
-        elif char.isprintable():
+        elif char.isprintable() or char == "\\":
             out.append(char)
         else:
             code = ord(char)
-            out.append(
-                f"\\x{code:02x}"
-                if code < 0x100
-                else f"\\u{code:04x}"
-                if code < 0x10000
-                else f"\\U{code:08x}"
-            )
+            if code < 0x100:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
     return "".join(out)
+
+
+def printable_lines(text: str) -> str:
+    """``printable`` for multi-line text (disassembly, PTX): newlines, tabs and
+    backslashes (assembly uses them) stay; every other unprintable character is escaped."""
+    return "\n".join(
+        "\t".join(printable(part, backslash=False) for part in line.split("\t"))
+        for line in text.split("\n")
+    )
 
 
 def path_in(directory: str | os.PathLike, name: str, what: str) -> str:

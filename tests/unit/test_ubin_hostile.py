@@ -189,3 +189,25 @@ def test_read_file_names_come_from_the_path(tmp_path):
     path = tmp_path / "a\x1bb.ubin"
     write_file(S.contents(), path)
     assert "a\\x1bb.ubin" in render(describe(read_file(path)))
+
+
+# OpEntryPoint Kernel %f "k\x1b]0;pwned\x07" and OpName %f "f\x1b[2J" (spirv-as output).
+CONTROL_SPIRV = bytes.fromhex(
+    "0302230700060100000007000500000000000000110002000400000011000200060000000e000300"
+    "02000000020000000f00060006000000010000006b1b5d303b70776e656407000500040001000000"
+    "661b5b324a00000013000200020000002100030003000000020000003600050002000000010000000000"
+    "000003000000f800020004000000fd00010038000100"
+)
+
+
+def test_dis_escapes_control_characters_from_the_module(tmp_path, capsys):
+    """`dis` printed the module's strings (names) to the terminal as they were."""
+    path = tmp_path / "ctl.spv"
+    path.write_bytes(CONTROL_SPIRV)
+    assert cli.main(["dis", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text
+    assert '"k\\x1b]0;pwned\\x07"' in text and "OpFunctionEnd\n" in text
+    out = tmp_path / "ctl.spvasm"  # a file gets the text as it is
+    assert cli.main(["dis", str(path), "-o", str(out)]) == 0
+    assert "\x1b" in out.read_text()
