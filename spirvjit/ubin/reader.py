@@ -311,6 +311,11 @@ class UnifiedBinary:
     # --- public accessors --------------------------------------------------------------------
 
     @property
+    def data(self):
+        """The whole file's bytes (with the signature footer, if any), unchanged."""
+        return self._data
+
+    @property
     def module_count(self) -> int:
         return len(self._modules)
 

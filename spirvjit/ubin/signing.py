@@ -41,7 +41,7 @@ def _run_sign(args: argparse.Namespace) -> int:
     with open(args.key, "rb") as f:
         key = f.read(1 << 16)
     try:
-        signed = sign_bytes(bytes(binary._data[: binary.size]), key)
+        signed = sign_bytes(bytes(binary.data[: binary.size]), key)
     except SignatureUnavailable as exc:
         raise BinaryFormatError(f"cannot sign with {args.key}: {exc}") from None
     out = args.output or args.file
@@ -87,7 +87,7 @@ def _run_verify(args: argparse.Namespace) -> int:
         print(f"{name}: not signed")
     else:
         try:
-            valid = signature_valid(binary._data, footer)
+            valid = signature_valid(binary.data, footer)
             keys, problems = trusted_keys(args.key)
         except SignatureUnavailable as exc:
             print(f"{name}: signed by {footer.fingerprint}, cannot check it: {exc}")

@@ -55,7 +55,7 @@ def signature_verdict(binary: UnifiedBinary) -> tuple[str, str]:
     if footer is None:
         return "unsigned", "not signed"
     try:
-        valid = signature_valid(binary._data, footer)
+        valid = signature_valid(binary.data, footer)
         keys, problems = trusted_keys()
     except SignatureUnavailable as exc:
         return "uncheckable", f"signed by {footer.fingerprint}, but it cannot be checked: {exc}"

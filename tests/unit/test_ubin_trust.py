@@ -340,7 +340,7 @@ def test_footer_mutations_never_escape(data):
         assert error.offset is None or 0 <= error.offset <= len(blob)
         return
     if binary.footer is not None and bytes(blob) != SIGNED:
-        assert not signature.signature_valid(binary._data, binary.footer)
+        assert not signature.signature_valid(binary.data, binary.footer)
 
 
 def test_signing_is_deterministic():

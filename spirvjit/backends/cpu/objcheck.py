@@ -57,6 +57,21 @@ def _elf_target(triple: str) -> bool:
     return not any(os in triple for os in ("darwin", "macos", "ios", "windows", "win32"))
 
 
+# (ELF class, byte order) -> file header (after e_ident), section header, symbol.
+_LAYOUTS = {
+    (bits, order): tuple(
+        struct.Struct(("<" if order == 1 else ">") + layout)
+        for layout in (
+            ("HHIQQQIHHHHHH", "IIQQQQIIQQ", "IBBHQQ")
+            if bits == 2
+            else ("HHIIIIIHHHHHH", "IIIIIIIIII", "IIIBBH")
+        )
+    )
+    for bits in (1, 2)
+    for order in (1, 2)
+}
+
+
 def read_symbols(obj: bytes) -> ObjectSymbols:
     """The symbols of an ELF relocatable object; ValueError saying what is wrong."""
     if len(obj) < 64 or obj[:4] != b"\x7fELF":
@@ -64,15 +79,7 @@ def read_symbols(obj: bytes) -> ObjectSymbols:
     bits, order = obj[4], obj[5]
     if bits not in (1, 2) or order not in (1, 2):
         raise ValueError("bad ELF class or byte order")
-    end = "<" if order == 1 else ">"
-    if bits == 2:
-        header = struct.Struct(end + "HHIQQQIHHHHHH")
-        section = struct.Struct(end + "IIQQQQIIQQ")
-        symbol = struct.Struct(end + "IBBHQQ")
-    else:
-        header = struct.Struct(end + "HHIIIIIHHHHHH")
-        section = struct.Struct(end + "IIIIIIIIII")
-        symbol = struct.Struct(end + "IIIBBH")
+    header, section, symbol = _LAYOUTS[bits, order]
     fields = header.unpack_from(obj, 16)
     e_type, shoff, shentsize, shnum, shstrndx = (
         fields[0],
