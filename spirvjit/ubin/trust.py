@@ -81,7 +81,9 @@ def judge(binary: UnifiedBinary, policy: str | None = None, *, full: bool = Fals
     policy = check_policy(policy)
     location = binary.location_problem
     where = "its location is safe (no other user can write it or swap it)"
-    if location is not None:
+    if location == UnifiedBinary.FROM_BYTES:
+        where = f"no location: {location}"
+    elif location is not None:
         where = f"unsafe location: {location}"
     if policy != "trusted":
         verdict = signature_verdict(binary)[1] if full else None

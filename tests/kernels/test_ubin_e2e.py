@@ -240,8 +240,13 @@ def _warnings(caplog) -> list[str]:
 
 
 @pytest.fixture
-def shared_dir(tmp_path) -> Path:
-    """A directory every user may write (no sticky bit): anyone could swap a file in it."""
+def shared_dir(tmp_path, monkeypatch) -> Path:
+    """A directory every user may write (no sticky bit): anyone could swap a file in it.
+
+    The disk cache is off: these tests count warnings, and a cache directory this
+    machine refuses would add one.
+    """
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
@@ -359,9 +364,10 @@ def _object(ir_text: str) -> bytes:
     ],
 )
 def test_native_object_that_is_not_the_kernel_is_refused_and_jitted(
-    app, tmp_path, caplog, make, why
+    app, tmp_path, caplog, monkeypatch, make, why
 ):
     """Before: a wrong object ran (another kernel's code) or the launch failed for good."""
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")  # warnings are counted: see shared_dir
     path = _forged(app, tmp_path, make)
     with caplog.at_level("WARNING", logger="spirvjit"):
         program = spirvjit.load(path)

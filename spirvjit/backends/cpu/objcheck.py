@@ -162,7 +162,7 @@ def problem(obj: bytes, symbol: str | re.Pattern, triple: str) -> str | None:
     )
     wanted = [name for name in found.defined if matches(name)]
     others = sorted({name for name in found.defined if not matches(name)})
-    what = symbol if isinstance(symbol, str) else symbol.pattern
+    what = symbol if isinstance(symbol, str) else re.sub(r"\\(.)", r"\1", symbol.pattern)
     if len(wanted) != 1:
         return f"it defines {len(wanted)} symbols {what!r}, expected exactly 1"
     if others:
