@@ -21,7 +21,7 @@ from ..spirv.grammar import OPENCL_STD_INSTRUCTIONS, FPRoundingMode, OpenCLStd
 from ..spirv.module import Instruction
 from . import mathlib
 from .function import FunctionTranslator, handles, overload_suffix
-from .ops_arith import fabs, int_type_like, resize_int
+from .ops_arith import fabs, fp32_accuracy, int_type_like, resize_int
 from .ops_convert import float_to_float, lane, like
 
 I1 = ir.IntType(1)
@@ -179,9 +179,12 @@ _INTRINSIC_MATH = {
 
 @lowers(*_INTRINSIC_MATH)
 def intrinsic_math(t, ty, args, inst):
-    return intrinsic(
-        t, _INTRINSIC_MATH[OpenCLStd(inst.operands[1]).name], ty, splat_all(t, ty, args)
-    )
+    name = OpenCLStd(inst.operands[1]).name
+    if name in ("sqrt", "native_sqrt", "half_sqrt"):  # 3 ulp or more: a faster sqrt may do
+        result = intrinsic(t, "sqrt", ty, splat_all(t, ty, args))
+        fp32_accuracy(t, result, t.mt.abi.fp32_sqrt_ulp)
+        return result
+    return intrinsic(t, _INTRINSIC_MATH[name], ty, splat_all(t, ty, args))
 
 
 # glibc's libm and libmvec meet OpenCL's bounds for these (measured: tests/kernels/test_ulp.py).

@@ -152,7 +152,9 @@ def open_program(
     gpus = {
         v.target: v.objects
         for v in binary.variants
-        if v.module == index and v.target.is_gpu and stale_reason(v, digest, spec_key(spec)) is None
+        if v.module == index
+        and v.target.kind != "cpu"
+        and stale_reason(v, digest, spec_key(spec)) is None
     }
     if choice.variant is not None or gpus:
         trust = judge(binary, policy)

@@ -192,7 +192,7 @@ def native_variant(
 ) -> Variant:
     """Every kernel of ``spirv`` compiled for ``target`` (CompileError/SpirvError on failure)."""
     from .. import __version__
-    from ..cache_key import compiler_digest, llvm_version
+    from ..cache.key import compiler_digest, llvm_version
 
     program = Program(spirv, spec_constants, target=target)
     objects = {name: program.object_code(name)[0] for name in program.kernel_names}

@@ -16,7 +16,7 @@ import pytest
 
 import spirvjit
 from spirvjit import cache
-from spirvjit.cache_store import DiskCache
+from spirvjit.cache.disk import DiskCache
 
 # Small kernels, each checked against NumPy by _CHECK in every process that runs them.
 KERNELS = {
@@ -278,7 +278,7 @@ def test_forged_entry_with_a_right_digest_is_dropped_and_recompiled(cache_dir, s
     """An entry whose digest and key are right but whose code is another kernel's (made
     by a tool or a person that rewrote it): before, every later process failed to load
     it, and `cache verify` called it fine."""
-    from spirvjit import cache_format
+    from spirvjit.cache import format as cache_format
 
     assert_all(check_here(spv_dir), "compile")
     scale = spirvjit.load_spirv(spv_dir / "scale.spv")

@@ -10,9 +10,9 @@ import pytest
 from harness import build
 
 import spirvjit
-from spirvjit import gpu_launch
+from spirvjit.backends import backend
+from spirvjit.backends.gpu.driver import GpuDeviceInfo
 from spirvjit.device import Device
-from spirvjit.runtime.common import GpuDeviceInfo
 from spirvjit.target import parse_target
 
 SOURCE = """
@@ -68,7 +68,7 @@ class FakeContext:
 @pytest.fixture
 def fake(monkeypatch) -> tuple[FakeContext, Device]:
     context = FakeContext()
-    monkeypatch.setattr(gpu_launch, "_context", lambda device: context)
+    monkeypatch.setattr(backend("nvptx"), "context", lambda device: context)
     # A device per test: kernels keep the code they loaded per device.
     device = Device(
         f"fake H200 {id(context)}", "nvidia", parse_target("sm_90"), 132, 1024, 228 * 1024
@@ -122,7 +122,8 @@ def test_too_much_local_memory_is_refused_before_launch(fake):
 
 
 def test_devices_lists_gpus_the_drivers_report(monkeypatch):
-    from spirvjit.runtime import cuda, hip
+    from spirvjit.backends.amdgpu import hip
+    from spirvjit.backends.nvptx import cuda
 
     h200 = GpuDeviceInfo("nvidia", 0, "NVIDIA H200", "sm_90", 132, 1024, 232448)
     mi300 = GpuDeviceInfo(
@@ -144,7 +145,7 @@ def test_a_gpu_program_finds_its_device_once(fake, monkeypatch):
         calls.append(1)
         return [device]
 
-    monkeypatch.setattr("spirvjit.program.devices", listed)
+    monkeypatch.setattr(backend("nvptx"), "devices", listed)
     program = build(SOURCE).for_target(device.target)
     out, inp, v = np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(4, np.int32)
     for _ in range(3):

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from spirvjit import cache, cache_format, cache_records, cache_store, config
-from spirvjit.cache_format import CorruptEntry
-from spirvjit.cache_key import KernelKey
-from spirvjit.cache_store import CacheUnavailable, DiskCache, key_tag
+from spirvjit import cache, config
+from spirvjit.cache import disk as cache_store
+from spirvjit.cache import format as cache_format
+from spirvjit.cache import records as cache_records
+from spirvjit.cache.disk import CacheUnavailable, DiskCache, key_tag
+from spirvjit.cache.format import CorruptEntry
+from spirvjit.cache.key import KernelKey
 
 ROOT = Path(__file__).resolve().parents[2]
 

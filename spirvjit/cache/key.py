@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .target import Target
+from ..target import Target
 
 
 @functools.cache
@@ -23,7 +23,7 @@ def compiler_digest() -> str:
     backends, so an edited or upgraded spirvjit never reuses code it would now
     compile differently, even between two builds with the same version number.
     """
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the spirvjit package
     digest = hashlib.sha256()
     files = [root / "jit.py", root / "spirv" / "grammar.py"]
     for folder in ("translate", "backends"):
@@ -65,7 +65,7 @@ class KernelKey:
         target: Target,
         options: tuple[str, ...] = (),
     ) -> KernelKey:
-        from . import __version__
+        from .. import __version__
 
         return cls(
             spirv_digest=spirv_digest,

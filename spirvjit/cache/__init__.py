@@ -5,7 +5,7 @@ Two layers, asked in order by ``Program.object_code``:
 * memory: process-wide, so a second Program of the same SPIR-V gets its kernels'
   object code from a dict, without compiling (bounded to ``MEMORY_LIMIT`` bytes, least
   recently used first out);
-* disk: ``cache_store.DiskCache`` at ``config.cache_dir()``, shared by processes, unless
+* disk: ``disk.DiskCache`` at ``config.cache_dir()``, shared by processes, unless
   ``SPIRVJIT_CACHE=0``.
 
 Every lookup that hits, and every ``store`` (a compile), records an event: a counter,
@@ -28,9 +28,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache_format, cache_records, config
-from .cache_key import KernelKey
-from .cache_store import CacheUnavailable, DiskCache
+from .. import config
+from . import format as cache_format
+from . import records as cache_records
+from .disk import CacheUnavailable, DiskCache
+from .key import KernelKey
 
 log = logging.getLogger("spirvjit")
 

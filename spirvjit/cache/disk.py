@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cache_format
-from .cache_format import CorruptEntry
-from .cache_key import KernelKey
-from .files import TEMP_SUFFIX, write_atomic
-from .safe_paths import parents_problem
+from ..files import TEMP_SUFFIX, write_atomic
+from ..safe_paths import parents_problem
+from . import format as cache_format
+from .format import CorruptEntry
+from .key import KernelKey
 
 ENTRY_SUFFIX = ".sjc"
 MAX_ENTRY_BYTES = 256 << 20  # a kernel object is KiB to a few MiB; more is not an entry
@@ -69,8 +69,8 @@ def key_tag(key: KernelKey) -> str:
 
 def current_tag() -> str:
     """The tag of entries this installation makes (others are stale to it)."""
-    from . import __version__
-    from .cache_key import compiler_digest, llvm_version
+    from .. import __version__
+    from .key import compiler_digest, llvm_version
 
     return tag_of(__version__, llvm_version(), compiler_digest())
 
@@ -375,7 +375,7 @@ def _load_problem(parts: dict, payload: bytes) -> str | None:
     triple = parts["triple"]
     if not isinstance(triple, str) or triple.startswith(("amdgcn", "nvptx")):
         return None
-    from .backends.cpu.objcheck import runner_prefix, trial_load
+    from ..backends.cpu.objcheck import runner_prefix, trial_load
 
     prefix = runner_prefix(parts["spirv_digest"], parts["spec_constants"])
     return trial_load(payload, prefix, triple)

@@ -16,10 +16,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import config
-from .cli_cache import register_cache
-from .errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
-from .ubin.commands import (
+from .. import config
+from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
+from ..ubin.signing import register_sign, register_verify
+from .cache import register_cache
+from .ubin import (
     register_add_target,
     register_build,
     register_extract,
@@ -27,7 +28,6 @@ from .ubin.commands import (
     register_run,
     register_strip,
 )
-from .ubin.signing import register_sign, register_verify
 
 
 def register_dis(subparsers: argparse._SubParsersAction) -> None:
@@ -52,8 +52,8 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_dis(args: argparse.Namespace) -> int:
-    from .spirv.disasm import disassemble
-    from .ubin.format import MAGIC
+    from ..spirv.disasm import disassemble
+    from ..ubin.format import MAGIC
 
     with open(args.file, "rb") as f:
         data = f.read()
@@ -67,7 +67,7 @@ def _run_dis(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        from .ubin.names import printable_lines  # names and strings come from the file
+        from ..ubin.names import printable_lines  # names and strings come from the file
 
         sys.stdout.write(printable_lines(text))
         sys.stdout.flush()
@@ -78,11 +78,11 @@ def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
-    from .spirv.disasm import disassemble
-    from .toolchain import require_tool
-    from .ubin.describe import find_variant
-    from .ubin.reader import UnifiedBinary
+    from ..errors import CompileError
+    from ..spirv.disasm import disassemble
+    from ..toolchain import require_tool
+    from ..ubin.describe import find_variant
+    from ..ubin.reader import UnifiedBinary
 
     binary = UnifiedBinary(data, os.path.basename(args.file))
     if not 0 <= args.module < binary.module_count:
@@ -115,7 +115,7 @@ def _dis_nvidia(variant) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
+    from ..errors import CompileError
 
     parts = []
     for kernel in sorted(variant.objects):
@@ -142,8 +142,8 @@ def _dis_nvidia(variant) -> str:
 
 def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     """Every kernel of a SPIR-V module compiled for ``--target`` now, as assembly."""
-    from .program import Program
-    from .target import parse_target
+    from ..program import Program
+    from ..target import parse_target
 
     try:
         target = parse_target(args.target)

@@ -73,8 +73,8 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from .build import Input, build_contents
-    from .writer import write_file
+    from ..ubin.build import Input, build_contents
+    from ..ubin.writer import write_file
 
     targets = _targets(args, args.target)
     options = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes] + args.options
@@ -109,8 +109,8 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    from .describe import describe, render
-    from .reader import read_file
+    from ..ubin.describe import describe, render
+    from ..ubin.reader import read_file
 
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
@@ -143,9 +143,9 @@ def register_extract(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from ..errors import BinaryFormatError
-    from .describe import find_variant
-    from .names import path_in, printable
-    from .reader import read_file
+    from ..ubin.describe import find_variant
+    from ..ubin.names import path_in, printable
+    from ..ubin.reader import read_file
 
     binary = read_file(args.file)
     if not 0 <= args.module < binary.module_count:
@@ -212,9 +212,9 @@ def register_add_target(subparsers: argparse._SubParsersAction) -> None:
 def _run_add_target(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .build import native_variant
-    from .reader import read_file
-    from .writer import write_file
+    from ..ubin.build import native_variant
+    from ..ubin.reader import read_file
+    from ..ubin.writer import write_file
 
     targets = _targets(args, args.target)
     contents = read_file(args.file).contents()
@@ -251,8 +251,8 @@ def register_strip(subparsers: argparse._SubParsersAction) -> None:
 def _run_strip(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .reader import read_file
-    from .writer import write_file
+    from ..ubin.reader import read_file
+    from ..ubin.writer import write_file
 
     both = not (args.native or args.sources)
     contents = read_file(args.file).contents()
@@ -303,11 +303,11 @@ def _sizes(args: argparse.Namespace, text: str | None, what: str) -> tuple[int, 
 def _run_run(args: argparse.Namespace) -> int:
     import math
 
-    from ..backends.cpu.launcher import choose_local_size, normalize_sizes
+    from ..ndrange import choose_local_size, normalize_sizes
     from ..program import Program
-    from .api import open_program
-    from .names import printable
-    from .quickrun import make_args, time_kernel
+    from ..ubin.api import open_program
+    from ..ubin.names import printable
+    from ..ubin.quickrun import make_args, time_kernel
 
     global_size = _sizes(args, args.global_size, "--global")
     local_size = _sizes(args, args.local_size, "--local")
