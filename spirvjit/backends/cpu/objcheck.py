@@ -174,7 +174,7 @@ def problem(obj: bytes, symbol: str | re.Pattern, triple: str) -> str | None:
 
 
 def runner_prefix(spirv_digest: str, spec_constants: list | tuple) -> str:
-    """The symbol prefix of a program's kernels (``Program._prefix``) from a cache key's
+    """The symbol prefix of a program's kernels (``Program.symbol_prefix``) from a cache key's
     parts: its SPIR-V digest and its spec constants as (id, repr(value)) pairs."""
     digest = hashlib.sha256(spirv_digest.encode())
     digest.update(
@@ -184,7 +184,7 @@ def runner_prefix(spirv_digest: str, spec_constants: list | tuple) -> str:
 
 
 def runner_pattern(prefix: str) -> re.Pattern:
-    """Any kernel runner of the program with this prefix (``jit.runner_symbol``)."""
+    """Any kernel runner of the program with this prefix (``CpuBackend.kernel_symbol``)."""
     return re.compile(re.escape(prefix) + r"\.k[0-9]+\.run")
 
 
