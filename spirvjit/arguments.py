@@ -35,6 +35,59 @@ _FLOAT_CTYPES = {32: ctypes.c_float, 64: ctypes.c_double}
 
 _MISSING = object()
 
+# DLPack device types (dlpack.h DLDeviceType) an array may report.
+_DLPACK_DEVICES = {
+    1: "CPU",
+    2: "CUDA",
+    3: "CUDA host",
+    4: "OpenCL",
+    7: "Vulkan",
+    8: "Metal",
+    10: "ROCm",
+    11: "ROCm host",
+    13: "CUDA managed",
+    14: "oneAPI",
+}
+_HOST_DLPACK_DEVICES = (1, 3, 11)  # memory the host CPU can address
+
+
+def host_array(value) -> np.ndarray:
+    """A NumPy view of an array in host memory, without copying: a NumPy array, an
+    object with ``__dlpack__`` (torch CPU tensors, CuPy/JAX arrays on the CPU, ...),
+    ``__array_interface__`` or the buffer protocol (memoryview, bytearray, array.array).
+
+    Raises TypeError saying why when ``value`` is no such array (a GPU array, a torch
+    tensor that requires grad, a list, ...).
+    """
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "__dlpack_device__"):
+        kind, index = value.__dlpack_device__()
+        if int(kind) not in _HOST_DLPACK_DEVICES:
+            where = _DLPACK_DEVICES.get(int(kind), f"DLPack device type {int(kind)}")
+            raise TypeError(
+                f"the {type(value).__name__} lives on {where} device {index}, not in host "
+                "memory: copy it to the host, or launch on that device"
+            )
+        try:
+            return np.from_dlpack(value)
+        except (BufferError, TypeError, RuntimeError, ValueError) as exc:
+            raise TypeError(f"the {type(value).__name__}'s DLPack export failed: {exc}") from None
+    if hasattr(value, "__cuda_array_interface__"):
+        raise TypeError(
+            f"the {type(value).__name__} is GPU memory (__cuda_array_interface__), not host memory"
+        )
+    if hasattr(value, "__array_interface__") or hasattr(value, "__array_struct__"):
+        return np.asarray(value)
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise TypeError(
+            f"a {type(value).__name__} is not an array (NumPy, DLPack, __array_interface__ or "
+            "the buffer protocol)"
+        ) from None
+    return np.asarray(view)
+
 
 class ArgumentPacker:
     """Checks one launch's arguments against the signature and packs them for the runner.
@@ -176,9 +229,12 @@ class ArgumentPacker:
             if value is None:
                 return ctypes.c_void_p(0)
             if not isinstance(value, np.ndarray):
-                raise self._error(
-                    spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}"
-                )
+                try:
+                    value = host_array(value)
+                except TypeError as exc:
+                    raise self._error(
+                        spec, f"expects an array for {spec.describe()}: {exc}"
+                    ) from None
             flags = value.flags
             if not flags.c_contiguous:
                 raise self._error(

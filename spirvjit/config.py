@@ -6,6 +6,7 @@ processes can change the environment and see the effect on the next JIT.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -21,8 +22,32 @@ def dump_dir() -> Path | None:
 
 
 def debug() -> bool:
-    """SPIRVJIT_DEBUG=1: log each JIT with its time per stage to the ``spirvjit`` logger."""
-    return _flag("SPIRVJIT_DEBUG")
+    """SPIRVJIT_DEBUG=1: log each JIT with its time per stage to the ``spirvjit`` logger.
+
+    When set and the application has configured no logging handler, the lines go to
+    stderr by themselves (a handler on the ``spirvjit`` logger): setting a variable must
+    be enough to see them."""
+    if not _flag("SPIRVJIT_DEBUG"):
+        return False
+    _ensure_debug_handler()
+    return True
+
+
+_debug_handler: logging.Handler | None = None
+
+
+def _ensure_debug_handler() -> None:
+    global _debug_handler
+    logger = logging.getLogger("spirvjit")
+    if _debug_handler is not None or logger.hasHandlers():
+        if logger.getEffectiveLevel() > logging.INFO and _debug_handler is not None:
+            logger.setLevel(logging.INFO)
+        return
+    _debug_handler = logging.StreamHandler()  # stderr
+    _debug_handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(_debug_handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
 
 
 def force_jit() -> bool:

@@ -78,20 +78,28 @@ def kernel_symbol(module: Module, prefix: str, kernel: str, target: Target) -> s
 
 
 def compile_kernel(
-    translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes
+    translation: Translation,
+    target: Target,
+    symbol: str,
+    dump_as: str | None,
+    times: StageTimes,
+    specialization: tuple = (),
+    dump_stem: str | None = None,
 ) -> bytes:
-    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set.
+    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set,
+    as ``<dump_stem>.<stage>`` (``dump_as``, the kernel's name, also names it in errors).
 
     The object code is whatever the target's backend emits: a host object file, an AMD
     code object, an NVIDIA cubin (PTX where ptxas is not installed)."""
     directory = config.dump_dir() if dump_as else None
-    llmod = _optimized(translation, target, symbol, dump_as, times, directory)
+    stem = dump_stem or dump_as
+    llmod = _optimized(translation, target, symbol, dump_as, times, directory, specialization, stem)
     owner = backend(target.kind)
     if directory is not None:
         # From a copy: code generation changes the module (AMDGPU structurizes it), so
         # a second emission from the same module can fail.
         assembly = owner.assembly(llmod.clone(), target)
-        dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly})
+        dump(directory, stem, {"opt.ll": str(llmod), "s": assembly})
     return times.run("obj", owner.emit, llmod, target, f"{symbol} for {target.name}")
 
 
@@ -101,14 +109,17 @@ def kernel_assembly(translation: Translation, target: Target, symbol: str) -> st
     return backend(target.kind).assembly(llmod, target)
 
 
-def _optimized(translation, target, symbol, dump_as, times, directory):
+def _optimized(
+    translation, target, symbol, dump_as, times, directory, specialization=(), stem=None
+):
     owner = backend(target.kind)
-    text = times.run("llir", owner.kernel_ir, translation, target, symbol)
+    text = times.run("llir", owner.kernel_ir, translation, target, symbol, specialization)
     unsupported = unsupported_call(text, dump_as or symbol, target.name)
     if unsupported is not None:
         raise unsupported
     if directory is not None:
-        dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
+        # Before parsing: IR that LLVM rejects is kept too.
+        dump(directory, stem or dump_as, {"ll": text})
     llmod = times.run("parse", parse_ir, text, dump_as or symbol)
     times.run("opt", owner.optimize, llmod, target, symbol)
     return llmod

@@ -113,14 +113,16 @@ class Program:
         """Every kernel's signature (arguments, work-group size hints), by name."""
         return dict(self._signatures)
 
-    def kernel_key(self, name: str) -> KernelKey:
-        """The cache key of kernel ``name`` on this program's target."""
+    def kernel_key(self, name: str, specialization: tuple = ()) -> KernelKey:
+        """The cache key of kernel ``name`` on this program's target (and of its variant
+        specialised for launch values, see ``object_code``)."""
         return KernelKey.make(
             self.spirv_digest,
             name,
             self.spec_constants,
             self.target,
             jit.key_options(self.target) + self.options,
+            specialization,
         )
 
     def for_target(self, target: Target) -> Program:
@@ -161,35 +163,48 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
-    def object_code(self, name: str, times: jit.StageTimes | None = None) -> tuple[bytes, str]:
+    def object_code(
+        self,
+        name: str,
+        times: jit.StageTimes | None = None,
+        specialization: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[bytes, str]:
         """Native object code of kernel ``name`` for the target, and where it came from.
 
         Order: a native object given at load ("native"), the cache ("memory": compiled
         earlier by this process; "disk": the persistent cache; not asked when
         SPIRVJIT_DUMP is set), the JIT ("compile"; the result is stored in the cache).
+        ``specialization``: launch values the backend bakes into this variant (e.g. the
+        largest work-group it is launched with, on AMD GPUs).
         """
         times = times or jit.StageTimes()
         with self._lock:
             if name not in self._signatures:
                 self.kernel(name)  # raises the LaunchError that lists the kernels
-            obj = self._native_objects.get(name)
+            obj = None if specialization else self._native_objects.get(name)
             if obj is not None:
                 return obj, "native"
-            key = self.kernel_key(name)
+            key = self.kernel_key(name, specialization)
             directory = config.dump_dir()
             # Dumps come from compiling, so SPIRVJIT_DUMP skips the cache lookup.
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
+            # Dumps are named after the kernel, the program and the variant, so that
+            # same-named kernels of different programs do not overwrite each other.
+            stem = f"{name}.{self.spirv_digest[:12]}.{self.target.name}"
+            stem += "".join(f".{k}-{v}" for k, v in specialization)
             if directory is not None:
                 from .spirv.disasm import disassemble
 
-                jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
+                jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
-            obj = jit.compile_kernel(translation, self.target, symbol, name, times)
+            obj = jit.compile_kernel(
+                translation, self.target, symbol, name, times, specialization, stem
+            )
             cache.store(key, obj)
             return obj, "compile"
 

@@ -79,8 +79,11 @@ class Backend(ABC):
         """The exported symbol of kernel ``kernel``'s native code."""
 
     @abstractmethod
-    def kernel_ir(self, translation: Translation, target: Target, symbol: str) -> str:
-        """LLVM IR text of one kernel: ``symbol`` exported, what it reaches."""
+    def kernel_ir(
+        self, translation: Translation, target: Target, symbol: str, specialization: tuple = ()
+    ) -> str:
+        """LLVM IR text of one kernel: ``symbol`` exported, what it reaches; with the
+        launch values of ``specialization`` (pairs of name and value) baked in."""
 
     @abstractmethod
     def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:

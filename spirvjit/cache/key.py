@@ -51,7 +51,8 @@ class KernelKey:
     cpu: str
     features: str
     options: tuple[str, ...]
-    specialization: tuple[tuple[str, str], ...]  # launch values baked into the code (none yet)
+    # Launch values baked into the code, e.g. (("max_group_size", "1024"),) on AMD GPUs.
+    specialization: tuple[tuple[str, str], ...]
     spirvjit_version: str
     llvm_version: str
     compiler_digest: str
@@ -64,6 +65,7 @@ class KernelKey:
         spec_constants: dict[int, object],
         target: Target,
         options: tuple[str, ...] = (),
+        specialization: tuple[tuple[str, str], ...] = (),
     ) -> KernelKey:
         from .. import __version__
 
@@ -75,7 +77,7 @@ class KernelKey:
             cpu=target.arch,
             features=target.features,
             options=tuple(options),
-            specialization=(),
+            specialization=tuple(specialization),
             spirvjit_version=__version__,
             llvm_version=llvm_version(),
             compiler_digest=compiler_digest(),

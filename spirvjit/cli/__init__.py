@@ -11,7 +11,6 @@ Exit status: 0 success, 1 bad input (the error goes to stderr), 2 usage error.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from .. import config
 from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
 from ..ubin.signing import register_sign, register_verify
 from .cache import register_cache
+from .doctor import register_doctor
 from .ubin import (
     register_add_target,
     register_build,
@@ -167,7 +167,22 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_cache,
     register_sign,
     register_verify,
+    register_doctor,
 )
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: spirvjit's, and the LLVM it compiles with (read only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import __version__
+        from ..cache.key import llvm_version
+
+        sys.stdout.write(f"spirvjit {__version__} (LLVM {llvm_version()})\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -176,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spirvjit",
         description="Run OpenCL kernels compiled to SPIR-V on the CPU and GPUs.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in SUBCOMMANDS:
         register(subparsers)
@@ -189,8 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    if config.debug():  # the variant choice and JIT times go to the "spirvjit" logger
-        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    config.debug()  # SPIRVJIT_DEBUG: the variant choice and JIT times go to stderr
     try:
         return args.handler(args)
     except (SpirvJitError, OSError) as exc:

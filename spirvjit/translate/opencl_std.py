@@ -262,13 +262,19 @@ def nextafter(t, ty, args, inst):
 @lowers("rsqrt", "native_rsqrt", "half_rsqrt")
 def rsqrt(t, ty, args, inst):
     # Two roundings in float/double (<= 1.5 ulp, bound 2); half computes in float (bound 1).
-    return widened(
-        t,
-        ty,
-        args,
-        FLOAT,
-        lambda wty, a: t.b.fdiv(fconst(t, wty, 1.0), intrinsic(t, "sqrt", wty, a)),
-    )
+    # Where the target may be less exact (GPUs), the 2 ulp bound lets it use its
+    # reciprocal square root instruction (AMD's v_rsq_f32: 1 ulp).
+    inexact = t.mt.abi.fp32_divide_ulp is not None
+
+    def scalar(wty, a):
+        root = intrinsic(t, "sqrt", wty, a)
+        quotient = t.b.fdiv(fconst(t, wty, 1.0), root, flags=["contract"] if inexact else [])
+        if inexact:
+            fp32_accuracy(t, root, 2.0)
+            fp32_accuracy(t, quotient, 2.0)
+        return quotient
+
+    return widened(t, ty, args, FLOAT, scalar)
 
 
 @lowers("native_recip", "half_recip")

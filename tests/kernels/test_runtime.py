@@ -45,12 +45,33 @@ def test_stage_dumps_and_debug_log(tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="spirvjit"):
         prog.kernel("dumped")(a, b, global_size=8)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [f"dumped.{s}" for s in ("ll", "opt.ll", "s", "spv", "spvasm")]
-    assert "OpEntryPoint Kernel" in (tmp_path / "dumped.spvasm").read_text()
-    assert "define" in (tmp_path / "dumped.opt.ll").read_text()
+    stem = f"dumped.{prog.spirv_digest[:12]}.{prog.target.name}"
+    assert names == [f"{stem}.{s}" for s in ("ll", "opt.ll", "s", "spv", "spvasm")]
+    assert "OpEntryPoint Kernel" in (tmp_path / f"{stem}.spvasm").read_text()
+    assert "define" in (tmp_path / f"{stem}.opt.ll").read_text()
     message = " ".join(r.getMessage() for r in caplog.records)
     for stage in ("translate", "opt", "obj", "load"):
         assert f"{stage} " in message
+
+
+def test_dumps_of_same_named_kernels_do_not_overwrite_each_other(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
+    for value in (1, 2):
+        prog = spirvjit.compile_opencl(f"kernel void k(global int* a) {{ a[0] = {value}; }}")
+        prog.kernel("k")(np.zeros(1, np.int32), global_size=1)
+    assert len(list(tmp_path.glob("k.*.spv"))) == 2
+
+
+def test_debug_lines_reach_stderr_without_logging_configured(tmp_path):
+    code = (
+        "import numpy as np, spirvjit\n"
+        "p = spirvjit.compile_opencl('kernel void k(global int* a) { a[0] = 5; }')\n"
+        "p.kernel('k')(np.zeros(1, np.int32), global_size=1)\n"
+    )
+    env = {**__import__("os").environ, "SPIRVJIT_DEBUG": "1", "SPIRVJIT_CACHE": "0"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "spirvjit: compile k for" in proc.stderr and "translate" in proc.stderr
 
 
 def test_unknown_kernel_name_lists_the_kernels():

@@ -11,6 +11,13 @@ from ...translate.module import declare
 from ...translate.signature import KernelSignature
 from ..gpu.abi import I16, I32, I64, VOID_FN, XYZ, GpuABI
 
+DEFAULT_GROUP_LIMIT = 256
+
+
+def flat_work_group_size(limit: int) -> str:
+    """The entry attribute of a kernel built for groups of up to ``limit`` work-items."""
+    return f'"amdgpu-flat-work-group-size"="1,{limit}"'
+
 
 class AmdgpuABI(GpuABI):
     """AMD GPUs with HSA code object v5. Sizes come from the dispatch packet (AQL), whose
@@ -33,12 +40,15 @@ class AmdgpuABI(GpuABI):
 
     def entry_attributes(self, signature: KernelSignature) -> list[str]:
         required = signature.required_local_size
-        # Without reqd_work_group_size any launch up to 1024 work-items must work (the
-        # back end sizes registers for it); the last group may be partial.
+        # The back end sizes the register budget for the largest group the kernel may be
+        # launched with: reqd_work_group_size when given, else OpenCL's usual limit of
+        # DEFAULT_GROUP_LIMIT as clang does (1024 would cut the budget of large kernels
+        # 4x); launches with larger groups use a variant built for them
+        # (AmdgpuBackend.kernel_ir). The last group may be partial.
         size = required[0] * required[1] * required[2] if required else None
-        flat = f"{size},{size}" if size else "1,1024"
+        flat = f"{size},{size}" if size else f"1,{DEFAULT_GROUP_LIMIT}"
         return [
-            f'"amdgpu-flat-work-group-size"="{flat}"',
+            f'"amdgpu-flat-work-group-size"="{flat}"',  # see flat_work_group_size
             f'"uniform-work-group-size"="{"true" if required else "false"}"',
         ]
 

@@ -10,7 +10,7 @@ from ...target import Target
 from ...toolchain import require_tool, run_on_bytes
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
-from .abi import AmdgpuABI
+from .abi import DEFAULT_GROUP_LIMIT, AmdgpuABI, flat_work_group_size
 
 _LIBCLC_DIRS = ("/usr/lib/clc", "/usr/lib/llvm-22/lib/clc", "/usr/share/clc")
 
@@ -29,6 +29,19 @@ class AmdgpuBackend(GpuBackend):
         dirs = [os.environ.get("SPIRVJIT_LIBCLC_DIR", ""), *_LIBCLC_DIRS]
         candidates = tuple(Path(d) / "amdgcn-amd-amdhsa.bc" for d in dirs if d)
         return devicelib.first_library("libclc", candidates)
+
+    def group_limit(self, signature) -> int | None:
+        """Kernels without reqd_work_group_size are built for groups of up to 256."""
+        return None if signature.required_local_size else DEFAULT_GROUP_LIMIT
+
+    def kernel_ir(self, translation, target: Target, symbol: str, specialization=()) -> str:
+        text = super().kernel_ir(translation, target, symbol)
+        limit = dict(specialization).get("max_group_size")
+        if limit is not None:  # a variant for launches with larger groups
+            text = text.replace(
+                flat_work_group_size(DEFAULT_GROUP_LIMIT), flat_work_group_size(int(limit))
+            )
+        return text
 
     def emit(self, module, target: Target, what: str) -> bytes:
         """LLVM's relocatable object with the HSA metadata note, linked by ld.lld into the

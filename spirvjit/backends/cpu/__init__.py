@@ -54,7 +54,7 @@ class CpuBackend(Backend):
         index = [entry.name for entry in module.entry_points].index(kernel)
         return f"{prefix}.k{index}.run"
 
-    def kernel_ir(self, translation, target: Target, symbol: str) -> str:
+    def kernel_ir(self, translation, target: Target, symbol: str, specialization=()) -> str:
         return kernel_ir(translation.module, symbol, translation.mutable_globals)
 
     def optimize(self, module, target: Target, symbol: str) -> None:

@@ -67,6 +67,12 @@ class GpuBackend(Backend):
         """A driver context on device ``index``."""
         raise NotImplementedError
 
+    def group_limit(self, signature) -> int | None:
+        """The largest group a kernel's default build may be launched with, where the
+        vendor builds for a limit (None: any the device allows). Larger launches use a
+        variant specialised with ("max_group_size", the device's limit)."""
+        return None
+
     # ----- compiler side -------------------------------------------------------------
 
     def abi(self, target: Target, options: tuple[str, ...] = ()) -> GpuABI:
@@ -91,7 +97,9 @@ class GpuBackend(Backend):
     def kernel_symbol(self, module, prefix: str, kernel: str) -> str:
         return kernel  # the entry point the driver looks up by the kernel's name
 
-    def kernel_ir(self, translation: Translation, target: Target, symbol: str) -> str:
+    def kernel_ir(
+        self, translation: Translation, target: Target, symbol: str, specialization=()
+    ) -> str:
         """IR text of the entry point and what it reaches. Program-scope variables become
         part of each kernel's code object (not shared between kernels)."""
         text = kernel_ir(translation.module, symbol, [])
@@ -160,11 +168,28 @@ class GpuBackend(Backend):
         from ...jit import StageTimes
 
         times = StageTimes()
-        image, origin = program.for_target(device.target).object_code(kernel, times)
+        ours = program.for_target(device.target)
+        image, origin = ours.object_code(kernel, times)
         signature = program.signatures.get(kernel)
         if signature is None:
             raise LaunchError("no kernel of that name", kernel)
-        return GpuKernel(device, self.context(device), image, signature, origin, times)
+        context = self.context(device)
+
+        def load_variant(limit: int):
+            variant = (("max_group_size", str(limit)),)
+            image, _origin = ours.object_code(kernel, None, variant)
+            return context.load_module(image, f"kernel {kernel} for groups of up to {limit}")
+
+        return GpuKernel(
+            device,
+            context,
+            image,
+            signature,
+            origin,
+            times,
+            group_limit=self.group_limit(signature),
+            load_variant=load_variant,
+        )
 
     def allocate(self, device: Device, nbytes: int) -> int:
         return self.context(device).alloc(nbytes)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import threading
 from collections.abc import Sequence
 
 import numpy as np
 
-from ...arguments import ArgumentPacker, LocalMemory
+from ...arguments import ArgumentPacker, LocalMemory, host_array
 from ...device import Device
 from ...errors import LaunchError
 from ...ndrange import choose_whole_groups, normalize_sizes
@@ -37,6 +38,8 @@ class GpuKernel:
         signature: KernelSignature,
         origin: str,
         times,
+        group_limit: int | None = None,
+        load_variant=None,
     ):
         self.device = device
         self.signature = signature
@@ -45,8 +48,24 @@ class GpuKernel:
         self._packer = ArgumentPacker(signature)
         self._context = context
         self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
-        self.compile_seconds = times.total
         self._function = self._module.function(signature.name)
+        self.compile_seconds = times.total
+        # The code object serves groups of up to group_limit work-items (None: any);
+        # larger launches load a variant built for the device's limit, once.
+        self._group_limit = group_limit
+        self._load_variant = load_variant
+        self._large_function: int | None = None
+        self._variant_lock = threading.Lock()
+
+    def _function_for(self, items: int) -> int:
+        if self._group_limit is None or items <= self._group_limit:
+            return self._function
+        with self._variant_lock:
+            if self._large_function is None:
+                module = self._load_variant(self.device.max_work_group_size)
+                self._variant_module = module  # kept loaded while the kernel is
+                self._large_function = module.function(self.signature.name)
+            return self._large_function
 
     def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
         sig = self.signature
@@ -75,7 +94,7 @@ class GpuKernel:
                 if spec.kind in ("global", "constant"):
                     address = 0
                     if value is not None:
-                        host = np.asarray(value)
+                        host = host_array(value)  # checked by pack() above
                         address = ctx.alloc(host.nbytes)
                         allocations.append(address)
                         ctx.copy_to_device(address, host.ctypes.data, host.nbytes)
@@ -99,7 +118,7 @@ class GpuKernel:
                     sig.name,
                 )
             params.append(struct.pack("<QQQI", *offset, dims))
-            ctx.launch(self._function, gs, ls, shared, params)
+            ctx.launch(self._function_for(items), gs, ls, shared, params)
             ctx.synchronize()
             for host, address in copy_back:
                 ctx.copy_to_host(host.ctypes.data, address, host.nbytes)
