@@ -39,6 +39,7 @@ __all__ = [
     "compile_hip",
     "compile_opencl",
     "load",
+    "load_package_kernels",
     "load_spirv",
 ]
 
@@ -53,8 +54,12 @@ def compile_opencl(
     spec_constants: Mapping[int, object] | None = None,
     filename: str = "kernel.cl",
 ) -> Program:
-    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator")."""
-    from .frontend.opencl import opencl_to_spirv
+    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator").
+
+    The SPIR-V of a source already compiled (same options and headers) comes from the
+    source cache: see spirvjit/frontend/source_cache.py.
+    """
+    from .frontend.source_cache import opencl_to_spirv
 
     spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
     jit_options = [o for o in options if o in JIT_OPTIONS]  # the JIT's too (clBuildProgram)
@@ -74,7 +79,8 @@ def compile_hip(
     spirvjit's own HIP header, so no ROCm install is needed. Kernels are found by their
     source names: ``prog.kernel("saxpy_kernel")``, ``prog.kernel("reduce<float, 256>")``.
     """
-    from .frontend.hip import hip_to_spirv, read_source
+    from .frontend.hip import read_source
+    from .frontend.source_cache import hip_to_spirv  # clang once per source
 
     source, filename, include_dirs = read_source(source_or_path)
     spirv = hip_to_spirv(source, options, filename=filename, include_dirs=include_dirs)
@@ -102,4 +108,8 @@ def __getattr__(name: str):
         from .ubin import api
 
         return getattr(api, name)
+    if name in ("load_package_kernels", "warmup"):  # kernels shipped in packages
+        from . import packaging
+
+        return getattr(packaging, name)
     raise AttributeError(f"module 'spirvjit' has no attribute {name!r}")

@@ -75,6 +75,24 @@ def cache_enabled() -> bool:
     return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
 
 
+def source_cache_enabled() -> bool:
+    """SPIRVJIT_SOURCE_CACHE: compile_opencl/compile_hip reuse earlier results for the same
+    source unless this is 0, false, no or off (SPIRVJIT_CACHE=0 keeps only its memory layer)."""
+    value = os.environ.get("SPIRVJIT_SOURCE_CACHE", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def progress_enabled() -> bool:
+    """SPIRVJIT_PROGRESS: long commands (precompile, build) show progress on stderr unless 0."""
+    value = os.environ.get("SPIRVJIT_PROGRESS", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def warmup_enabled() -> bool:
+    """SPIRVJIT_WARMUP=1: load_package_kernels starts a background precompile of the package."""
+    return _flag("SPIRVJIT_WARMUP")
+
+
 def cache_dir() -> Path:
     """SPIRVJIT_CACHE_DIR: the persistent cache's directory (default: the user cache dir)."""
     value = os.environ.get("SPIRVJIT_CACHE_DIR", "").strip()
@@ -121,3 +139,32 @@ def parse_size(text: str) -> int:
             f"{text!r} is not a size; give bytes or a number with K, M, G or T (e.g. 100M, 2G)"
         )
     return int(size)
+
+
+NATIVE_VAR = "SPIRVJIT_NATIVE"
+NATIVE_POLICIES = ("never", "trusted", "always")
+TRUSTED_KEYS_VAR = "SPIRVJIT_TRUSTED_KEYS"
+
+
+def native_policy() -> str:
+    """SPIRVJIT_NATIVE=never|trusted|always: which unified binaries' native code may run.
+
+    "trusted" (the default) runs it only from files no other user can write or that carry
+    a trusted signature (docs/threat-model.md). Raises ValueError for another value.
+    """
+    value = os.environ.get(NATIVE_VAR, "").strip().lower() or "trusted"
+    if value not in NATIVE_POLICIES:
+        raise ValueError(f"{NATIVE_VAR}={value!r}: expected one of {', '.join(NATIVE_POLICIES)}")
+    return value
+
+
+def trusted_keys_files() -> list[Path]:
+    """SPIRVJIT_TRUSTED_KEYS=FILE[:FILE...]: files of public keys trusted to sign unified
+    binaries (default: ``trusted_keys`` in the user config directory, e.g.
+    ``~/.config/spirvjit/trusted_keys``)."""
+    value = os.environ.get(TRUSTED_KEYS_VAR, "").strip()
+    if value:
+        return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    import platformdirs
+
+    return [Path(platformdirs.user_config_dir("spirvjit", appauthor=False)) / "trusted_keys"]

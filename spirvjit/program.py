@@ -240,6 +240,27 @@ class Program:
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             return jit.kernel_assembly(self._translated(), self.target, symbol)
 
+    def refuse_object_code(
+        self, name: str, origin: str, why: str, times: jit.StageTimes | None = None
+    ) -> tuple[bytes, str]:
+        """Object code of ``name`` that a backend refused to load (``origin`` "native": a
+        unified binary's; "memory"/"disk": the cache's), e.g. wrong symbols or it does not
+        link: drops it (one warning; a cache entry is removed) and returns the next
+        candidate, as ``object_code`` does, in the end compiled from the SPIR-V."""
+        with self._lock:
+            if origin == "native":
+                self._native_objects.pop(name, None)
+                log.warning(
+                    "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
+                    "from the SPIR-V",
+                    self.name,
+                    name,
+                    why,
+                )
+            else:
+                cache.discard(self.kernel_key(name), why)
+            return self.object_code(name, times)
+
 
 class Kernel:
     """One kernel of a Program. Call it to launch it (synchronously)."""

@@ -140,7 +140,10 @@ def _list(args: argparse.Namespace, disk) -> int:
 
 
 def _clear(args: argparse.Namespace, disk) -> int:
-    print(f"removed {disk.clear()} entries from {disk.root}")
+    from ..frontend.source_cache import clear_directory
+
+    removed, sources = disk.clear(), clear_directory(disk.root)
+    print(f"removed {removed} entries and {sources} compiled sources from {disk.root}")
     return EXIT_OK
 
 

@@ -79,13 +79,18 @@ def _run_build(args: argparse.Namespace) -> int:
     targets = _targets(args, args.target)
     options = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes] + args.options
     inputs = [Input.from_path(path) for path in args.sources]
-    contents = build_contents(
-        inputs,
-        options=options,
-        producer=args.producer,
-        targets=targets,
-        embed_source=args.embed_source,
-    )
+    from ..progress import Progress
+
+    steps = len(inputs) + len(set(targets))  # a bar only where there is a wait worth one
+    with Progress(steps, "spirvjit build", "step", enabled=None if targets else False) as bar:
+        contents = build_contents(
+            inputs,
+            options=options,
+            producer=args.producer,
+            targets=targets,
+            embed_source=args.embed_source,
+            progress=lambda what: bar.advance(1, what),
+        )
     write_file(contents, args.output)
     return EXIT_OK
 
@@ -151,6 +156,7 @@ def register_extract(subparsers: argparse._SubParsersAction) -> None:
 def _run_extract(args: argparse.Namespace) -> int:
     from ..errors import BinaryFormatError
     from ..ubin.describe import find_variant
+    from ..ubin.names import path_in, printable
     from ..ubin.reader import read_file
 
     binary = read_file(args.file)
@@ -162,8 +168,8 @@ def _run_extract(args: argparse.Namespace) -> int:
         if not binary.source_names:
             raise BinaryFormatError(f"{binary.name} has no embedded sources (build --embed-source)")
         os.makedirs(args.source, exist_ok=True)
-        for name in binary.source_names:  # names are checked bare file names: no ../
-            _write(os.path.join(args.source, name), binary.source(name))
+        for name in binary.source_names:  # the reader checked these; path_in checks again
+            _write(path_in(args.source, name, "source"), binary.source(name))
     else:
         if not args.output:
             args.error("--variant needs -o OUT (a file, or a directory)")
@@ -171,12 +177,17 @@ def _run_extract(args: argparse.Namespace) -> int:
         kernels = sorted(variant.objects)
         if args.kernel:
             if args.kernel not in variant.objects:
-                args.error(f"variant {variant.name} has no kernel {args.kernel!r}: {kernels}")
+                listed = [printable(k) for k in kernels]
+                args.error(
+                    f"variant {printable(variant.name)} has no kernel {args.kernel!r}: {listed}"
+                )
             kernels = [args.kernel]
         if os.path.isdir(args.output) or args.output.endswith(os.sep):
+            # Kernel names come from the file: check them all before writing anything.
+            paths = [path_in(args.output, f"{kernel}.o", "kernel") for kernel in kernels]
             os.makedirs(args.output, exist_ok=True)
-            for kernel in kernels:
-                _write(os.path.join(args.output, f"{kernel}.o"), variant.objects[kernel])
+            for kernel, path in zip(kernels, paths, strict=True):
+                _write(path, variant.objects[kernel])
         elif len(kernels) == 1:
             _write(args.output, variant.objects[kernels[0]])
         else:
@@ -307,6 +318,7 @@ def _run_run(args: argparse.Namespace) -> int:
     from ..ndrange import choose_local_size, normalize_sizes
     from ..program import Program
     from ..ubin.api import open_program
+    from ..ubin.names import printable
     from ..ubin.quickrun import make_args, time_kernel
 
     global_size = _sizes(args, args.global_size, "--global")
@@ -329,7 +341,7 @@ def _run_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         args.error(str(exc))
     timing = time_kernel(kernel, launch_args, gs[:dims], tuple(ls)[:dims], args.repeat)
-    print(f"{kernel!r} from {program.name}: runs {picked}")
+    print(printable(f"{kernel!r} from {program.name}: runs {picked}"))
     print(f"first launch: {timing.first_s * 1e3:.3f} ms ({timing.origin})")
     if timing.repeats:
         print(f"steady state: {timing.steady_s * 1e3:.3f} ms (median of {timing.repeats})")

@@ -182,3 +182,35 @@ def test_frexp_matches_numpy():
     m_ref, e_ref = np.frexp(a)
     np.testing.assert_array_equal(o, m_ref)
     assert list(e[:7]) == list(e_ref[:7])
+
+
+CTRL_C = """
+import os, signal, threading, time
+import numpy as np, spirvjit
+prog = spirvjit.compile_opencl('''
+kernel void spin(global float* out, int n) {
+    size_t i = get_global_id(0);
+    float v = (float)i;
+    for (int k = 0; k < n; ++k) v = v * 0.999f + 1.0f;
+    out[i] = v;
+}''')
+out = np.zeros(1 << 16, np.float32)
+prog.spin(out, 1, global_size=out.size)  # compiled before the clock starts
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.perf_counter()
+try:
+    prog.spin(out, 1 << 24, global_size=out.size)  # hours of work
+    print("finished")
+except KeyboardInterrupt:
+    print(f"interrupted {time.perf_counter() - start:.1f}")
+"""
+
+
+def test_ctrl_c_stops_a_long_launch():
+    # Before: the KeyboardInterrupt came when the kernel ended (731 s in one report).
+    env = {**__import__("os").environ, "SPIRVJIT_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("interrupted"), proc.stdout

@@ -21,6 +21,7 @@ from ..base import Backend
 from . import abi as cpu_abi
 from . import codegen
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
+from .objcheck import NativeCodeRefused
 
 
 class CpuBackend(Backend):
@@ -82,15 +83,17 @@ class CpuBackend(Backend):
         times = StageTimes()
         obj, origin = program.object_code(kernel, times)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
-        code = times.run(
-            "load",
-            codegen.load_kernel,
-            program.target,
-            f"{symbol}.lib",
-            obj,
-            symbol,
-            self._data_library(program),
-        )
+        data = self._data_library(program)
+        while True:  # at most: native, then cached, then compiled code
+            try:
+                code = times.run(
+                    "load", codegen.load_kernel, program.target, f"{symbol}.lib", obj, symbol, data
+                )
+                break
+            except NativeCodeRefused as exc:
+                if origin == "compile":  # our own code did not load: a spirvjit bug
+                    raise
+                obj, origin = program.refuse_object_code(kernel, origin, str(exc), times)
         return CpuKernel(code, program.signatures[kernel], origin, times)
 
     def _data_library(self, program) -> str | None:

@@ -11,7 +11,8 @@ the launch record, so all threads share the NDRange with no Python in between.
 Launch record (``LaunchRecord`` below: i64 words, written by the host): global size,
 enqueued local size, global offset, number of groups (3 words each), work_dim, total
 groups, the next group to claim (atomic), groups per chunk, and the byte offset of the
-work-item frames in the group's local memory (kernels with barriers).
+work-item frames in the group's local memory (kernels with barriers), and an abort flag
+the host sets to abandon the groups not yet started (Ctrl-C).
 
 Argument array: one pointer per kernel argument, pointing to the argument's
 bytes (a buffer's address, a scalar, a struct); a ``__local`` pointer argument
@@ -44,6 +45,8 @@ class LaunchRecord(ctypes.Structure):
         ("next_group", ctypes.c_int64),  # claimed atomically by the runners
         ("groups_per_chunk", ctypes.c_int64),
         ("frames_offset", ctypes.c_int64),
+        # Set by the host to abandon the launch (Ctrl-C): runners stop claiming groups.
+        ("abort", ctypes.c_int64),
     ]
 
 
@@ -323,7 +326,10 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     rest = b.udiv(index, groups_x)
     gy = b.urem(rest, groups_y)
     gz = b.udiv(rest, groups_y)
-    b.call(wg, [args_ptr, launch, gx, gy, gz, local_base])
+    # Before each group: an abandoned launch (Ctrl-C) starts no more groups.
+    aborted = b.load_atomic(_launch_word(b, launch, "abort"), "monotonic", 8, typ=I64)
+    with b.if_then(b.icmp_signed("==", aborted, ir.Constant(I64, 0)), likely=True):
+        b.call(wg, [args_ptr, launch, gx, gy, gz, local_base])
     loop.close()
     b.branch(claim)
     b.position_at_end(done)

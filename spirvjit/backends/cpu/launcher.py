@@ -51,11 +51,19 @@ class _Arena(threading.local):
 
 
 class ThreadPool:
-    """Worker threads that call native runners; the caller takes part in every launch.
+    """Worker threads that call native runners.
 
-    Every thread (the callers' too) has its own arena, so launches that run inline on
-    their calling thread need no lock and several Python threads may launch at once.
+    A launch from the main thread runs on the workers alone while the main thread waits,
+    interruptibly: Ctrl-C sets the launch's abort flag, the runners finish the groups
+    they are running and claim no more, and KeyboardInterrupt is raised (native code
+    holds no GIL, so a main thread inside it would only see the signal at its end).
+    Other threads take part in their own launches. Every thread has its own arena, so
+    launches that run inline on their calling thread need no lock and several Python
+    threads may launch at once.
     """
+
+    # How often a waiting main thread wakes for signals; completion wakes it at once.
+    SIGNAL_POLL_SECONDS = 0.05
 
     def __init__(self, threads: int):
         self.threads = max(1, threads)
@@ -63,7 +71,7 @@ class ThreadPool:
         self._done: queue.SimpleQueue = queue.SimpleQueue()
         self._arena = _Arena()
         self._lock = threading.Lock()
-        for i in range(self.threads - 1):
+        for i in range(self.threads):
             tasks: queue.SimpleQueue = queue.SimpleQueue()
             self._tasks.append(tasks)
             threading.Thread(
@@ -78,20 +86,52 @@ class ThreadPool:
             finally:
                 self._done.put(None)
 
-    def run(self, runner, args: int, launch: int, threads: int, arena_bytes: int) -> None:
+    def run(
+        self,
+        runner,
+        args: int,
+        launch: int,
+        threads: int,
+        arena_bytes: int,
+        abort: ctypes.c_int64 | None = None,
+    ) -> None:
+        """Runs ``runner`` on ``threads`` threads; ``abort``: the launch record's abort
+        flag, set on Ctrl-C (launches that run inline on one thread are not interrupted:
+        they have fewer than INLINE_WORK_ITEMS work-items)."""
         if threads <= 1:
             runner(args, launch, self._arena.get(arena_bytes))
             return
+        task = (runner, args, launch, arena_bytes)
         # The workers are shared: one multi-threaded launch at a time.
         with self._lock:
-            helpers = min(threads, self.threads) - 1
-            for i in range(helpers):
-                self._tasks[i].put((runner, args, launch, arena_bytes))
+            count = min(threads, self.threads)
+            if abort is not None and threading.current_thread() is threading.main_thread():
+                for i in range(count):
+                    self._tasks[i].put(task)
+                self._wait_interruptibly(count, abort)
+                return
+            for i in range(count - 1):
+                self._tasks[i].put(task)
             try:
                 runner(args, launch, self._arena.get(arena_bytes))
             finally:
-                for _ in range(helpers):
+                for _ in range(count - 1):
                     self._done.get()
+
+    def _wait_interruptibly(self, pending: int, abort: ctypes.c_int64) -> None:
+        try:
+            while pending:
+                try:
+                    self._done.get(timeout=self.SIGNAL_POLL_SECONDS)
+                    pending -= 1
+                except queue.Empty:
+                    continue
+        except BaseException:
+            abort.value = 1  # the runners stop claiming groups
+            while pending:
+                self._done.get()
+                pending -= 1
+            raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +163,10 @@ def launch_record(
         frames_offset=frames_offset,
     )
     return record, total
+
+
+def _abort_flag(record: LaunchRecord) -> ctypes.c_int64:
+    return ctypes.c_int64.from_buffer(record, LaunchRecord.abort.offset)
 
 
 _pool: ThreadPool | None = None
@@ -180,6 +224,7 @@ class CpuKernel:
             ctypes.addressof(record),
             plan.threads,
             arena_bytes,
+            _abort_flag(record),
         )
         del keep
 
