@@ -112,7 +112,9 @@ def _assembly(target_name: str, source: str, kernel: str, tmp_path: Path) -> str
         Program(program.spirv, target=program.target).object_code(kernel)
     finally:
         del os.environ["SPIRVJIT_DUMP"]
-    return (tmp_path / f"{kernel}.s").read_text()
+    # Dumps are named <kernel>.<program digest>.<target>.<stage>.
+    (dumped,) = tmp_path.glob(f"{kernel}.*.{target_name}.s")
+    return dumped.read_text()
 
 
 def test_amd_barrier_and_local_memory(tmp_path: Path):
