@@ -221,7 +221,7 @@ class ArgumentPacker:
         return pack_local
 
     def _buffer_packer(self, spec: KernelArg):
-        writable = spec.kind == "global"
+        writable = spec.kind == "global" and not spec.read_only
         accepted = _accepted_dtypes(spec)
         align = spec.align
 
