@@ -254,3 +254,49 @@ def test_read_kernel_arg_info_unescapes_and_skips_functions():
         ("float3*",),
         ("const",),
     )
+
+
+@pytest.mark.parametrize(
+    ("declared", "pointee"),
+    [
+        ("float*", ("float", 32, 1)),
+        ("const double *", ("float", 64, 1)),
+        ("half*", ("float", 16, 1)),
+        ("uint16*", ("int", 32, 16)),
+        ("unsigned int*", ("int", 32, 1)),
+        ("size_t*", ("int", 64, 1)),
+        ("atomic_int*", ("int", 32, 1)),
+        ("char4*", ("int", 8, 4)),
+        ("uchar*", (None, 8, 1)),
+        ("void*", (None, 8, 1)),
+        ("struct S*", None),
+        ("Pair*", None),
+        ("image2d_t", None),
+        ("float", None),
+        ("", None),
+    ],
+)
+def test_declared_pointee(declared, pointee):
+    from spirvjit.translate.arg_types import DeclaredArg
+
+    assert DeclaredArg(declared, frozenset()).pointee() == pointee
+
+
+def test_annotate_spirv_is_idempotent_and_skips_mismatches():
+    spirv = opencl.opencl_to_spirv(ARG_SRC)
+    info = kernel_args.read_kernel_arg_info(
+        "define spir_kernel void @k(i32 %0) !kernel_arg_type !1 !kernel_arg_name !2 {\n"
+        '!1 = !{!"int"}\n!2 = !{!"x"}\n'
+    )
+    # Already annotated: nothing added. One parameter for a four-parameter kernel: skipped.
+    assert kernel_args.annotate_spirv(spirv, kernel_args.read_kernel_arg_info("")) == spirv
+    assert kernel_args.annotate_spirv(spirv, info) == spirv
+    assert kernel_args.annotate_spirv(b"not spirv", info) == b"not spirv"
+    same = kernel_args.KernelArgInfo(
+        "k",
+        ("a", "b", "c", "n"),
+        ("vec*", "float*", "int*", "uint"),
+        ("float4*", "float*", "int*", "uint"),
+        ("restrict const", "", "", ""),
+    )
+    assert kernel_args.annotate_spirv(spirv, {"k": same}) == spirv
