@@ -146,8 +146,7 @@ def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
 
 
 # `%x = freeze <ty> <value>` (and its metadata attachments): llvm-spirv-15 cannot translate
-# freeze, which clang-15 -O2 emits for `i / n` with `i % n` (DivRemPairs), loop
-# unswitching and select folding.
+# freeze, which clang-15 -O2 emits for `i / n` next to `i % n` (DivRemPairs), among others.
 _FREEZE = re.compile(r"^(\s*%[-\w$.]+ = )freeze ([^\n]*?)((?:, ![-\w.]+ ![^\n]*)?)$", re.MULTILINE)
 
 
