@@ -133,6 +133,9 @@ def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     if not backend_converts_correctly(clang, run_compiler):
         ir_text, rewritten = define_int_conversions(ir_text)
     if rewritten:
+        _log.debug(
+            "%s: defined %d int->int convert_* in the IR for clang's back end", name, rewritten
+        )
         with open(ll, "w", encoding="utf-8") as f:
             f.write(ir_text)
     backend = [clang, "--target=spirv64", "-c", *_SPIRV_EXTENSIONS, *_backend_options(options)]
