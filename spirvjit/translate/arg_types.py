@@ -44,6 +44,23 @@ _SCALARS: dict[str, tuple[str | None, int]] = {
     "double": ("float", 64),
 }
 _VECTOR = re.compile(r"([a-z_ ]+?)(2|3|4|8|16)?")
+# Logical layout (SPIR-V 2.4): OpString only appears among these, before any debug name,
+# annotation or type, so a lookup reads a few dozen instructions, not the whole module.
+_PREAMBLE = frozenset(
+    {
+        "OpCapability",
+        "OpExtension",
+        "OpExtInstImport",
+        "OpMemoryModel",
+        "OpEntryPoint",
+        "OpExecutionMode",
+        "OpExecutionModeId",
+        "OpString",
+        "OpSource",
+        "OpSourceContinued",
+        "OpSourceExtension",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,25 +98,38 @@ class DeclaredArg:
         return "const" in self.qualifiers
 
 
-def declared_args(module: Module, kernel: str, count: int) -> list[DeclaredArg] | None:
-    """The declared parameters of ``kernel`` (``count`` of them), or None when not recorded.
+_ARG_STRING = re.compile(
+    r"(kernel_arg_base_type|kernel_arg_type|kernel_arg_type_qual)\.([^.]*)\.(.*)"
+)
 
-    Base types (typedefs resolved) win over types as spelled; a string whose entry
-    count differs from ``count`` is ignored.
-    """
-    found: dict[str, list[str]] = {}
+
+def read_declared_args(module: Module) -> dict[str, dict[str, list[str]]]:
+    """Every kernel argument string of ``module``: kernel -> kind -> one value per parameter."""
+    table: dict[str, dict[str, list[str]]] = {}
     for inst in module.instructions:
+        if inst.opname not in _PREAMBLE:
+            break
         if inst.opname != "OpString":
             continue
-        text = inst.operands[0]
-        for kind in ("kernel_arg_base_type", "kernel_arg_type", "kernel_arg_type_qual"):
-            prefix = f"{kind}.{kernel}."
-            if text.startswith(prefix):
-                values = text[len(prefix) :].split(",")
-                if values and values[-1] == "":
-                    values.pop()
-                if len(values) == count:
-                    found[kind] = values
+        m = _ARG_STRING.fullmatch(inst.operands[0])
+        if m is None:
+            continue
+        values = m.group(3).split(",")
+        if values and values[-1] == "":
+            values.pop()  # every value ends with ","
+        table.setdefault(m.group(2), {})[m.group(1)] = values
+    return table
+
+
+def declared_args(
+    table: dict[str, dict[str, list[str]]], kernel: str, count: int
+) -> list[DeclaredArg] | None:
+    """The declared parameters of ``kernel`` (``count`` of them), or None when not recorded.
+
+    ``table`` is ``read_declared_args(module)``. Base types (typedefs resolved) win over
+    types as spelled; a string whose entry count differs from ``count`` is ignored.
+    """
+    found = {k: v for k, v in table.get(kernel, {}).items() if len(v) == count}
     types = found.get("kernel_arg_base_type") or found.get("kernel_arg_type")
     quals = found.get("kernel_arg_type_qual")
     if types is None and quals is None:

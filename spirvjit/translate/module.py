@@ -7,6 +7,7 @@ backend to wrap (the CPU backend builds work-group functions around them).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -35,7 +36,7 @@ from . import (  # noqa: F401  (importing them registers their handlers)
     printf,
 )
 from .abi import TargetABI
-from .arg_types import DeclaredArg, declared_args
+from .arg_types import DeclaredArg, declared_args, read_declared_args
 from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
@@ -316,9 +317,14 @@ class ModuleTranslator:
             kernel_functions[entry.name] = self.functions[entry.function_id]
         return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals)
 
+    @functools.cached_property
+    def _declared_args(self) -> dict[str, dict[str, list[str]]]:
+        """The kernel argument strings of the module (types and qualifiers as declared)."""
+        return read_declared_args(self.module)
+
     def _signature(self, name: str, function_id: int) -> KernelSignature:
         fn = self.module.function(function_id)
-        declared = declared_args(self.module, name, len(fn.parameters))
+        declared = declared_args(self._declared_args, name, len(fn.parameters))
         args = tuple(
             self._kernel_arg(i, p, declared[i] if declared else None)
             for i, p in enumerate(fn.parameters)

@@ -11,7 +11,7 @@ import spirvjit
 from spirvjit.frontend import convert_builtins, kernel_args, opencl
 from spirvjit.spirv.reader import read_module
 from spirvjit.toolchain import find_tool
-from spirvjit.translate.arg_types import declared_args
+from spirvjit.translate.arg_types import declared_args, read_declared_args
 
 # clang-15 -O2 computes `x % n` from `x / n` and freezes x first (DivRemPairs); the
 # translator producer failed with "Can't translate llvm instruction: freeze".
@@ -221,7 +221,7 @@ def test_kernel_arg_strings_and_names_in_clang_module():
     assert "kernel_arg_type.k.vec*,float*,int*,uint," in strings
     assert "kernel_arg_base_type.k.float4*,float*,int*,uint," in strings
     assert "kernel_arg_type_qual.k.restrict const,,,," in strings
-    declared = declared_args(module, "k", 4)
+    declared = declared_args(read_declared_args(module), "k", 4)
     assert [d.pointee() for d in declared] == [
         ("float", 32, 4),
         ("float", 32, 1),
