@@ -138,3 +138,14 @@ def test_mixed_arguments_run(program):
     np.testing.assert_array_equal(args[-1], expected)
     with pytest.raises(spirvjit.LaunchError, match=r"argument 0 \(d\).*float32"):
         program.kernel("mixed")(args[0].astype(np.float32), *args[1:], global_size=(n,))
+
+
+def test_keyword_arguments_by_source_name(program):
+    """Keywords bind by the names the source gave (clang-22 used to leave them unnamed)."""
+    a = np.arange(16, dtype=np.float32)
+    o = np.zeros(8, np.float32)
+    program.kernel("pairs")(a=a, o=o, global_size=(8,))
+    np.testing.assert_array_equal(o, a[0::2] + a[1::2])
+    dst = np.zeros(8, np.float32)
+    program.kernel("copy")(dst, n=8, src=a, global_size=(1,))
+    np.testing.assert_array_equal(dst, a[:8])
