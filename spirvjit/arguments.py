@@ -231,7 +231,7 @@ class ArgumentPacker:
         return pack_local
 
     def _buffer_packer(self, spec: KernelArg):
-        writable = spec.kind == "global"
+        writable = spec.kind == "global" and not spec.read_only
         accepted = _accepted_dtypes(spec)
         align = spec.align
 
@@ -275,8 +275,12 @@ class ArgumentPacker:
         raise self._error(spec, f"by-value argument of type {spec.describe()} is not supported")
 
     def _error(self, spec: KernelArg, message: str) -> LaunchError:
-        where = spec.index if spec.name.startswith("#") else f"{spec.index} ({spec.name})"
-        return LaunchError(message, self.signature.name, where)
+        if spec.name.startswith("#"):
+            return LaunchError(message, self.signature.name, spec.index)
+        # The message says "argument 2 (name)"; ``argument`` is the name, as callers use it.
+        error = LaunchError(message, self.signature.name, f"{spec.index} ({spec.name})")
+        error.argument = spec.name
+        return error
 
     def _value_bytes(self, spec: KernelArg, value) -> ctypes.Array:
         dtype = _scalar_dtype(spec)

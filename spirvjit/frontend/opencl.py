@@ -3,21 +3,29 @@
 Producers:
 
 ``"clang"``
-    ``clang-22 --target=spirv64 -c -O2 -cl-std=CL3.0 [options] kernel.cl -o kernel.spv``.
-    The spirv64 target enables every OpenCL 3.0 optional feature and ``cl_khr_*``
-    extension clang knows (fp64, fp16, int64 atomics, generic address space,
-    program-scope variables), so no ``-cl-ext`` is needed.
+    ``clang-22 --target=spirv64 -S -emit-llvm -O2 -cl-std=CL3.0 -cl-kernel-arg-info
+    [options] kernel.cl -o kernel.ll``, then ``clang-22 --target=spirv64 -c kernel.ll -o
+    kernel.spv``. The spirv64 target enables every OpenCL 3.0 optional feature and
+    ``cl_khr_*`` extension clang knows (fp64, fp16, int64 atomics, generic address
+    space, program-scope variables), so no ``-cl-ext`` is needed. Going through LLVM IR
+    lets the front end fix what the back end gets wrong before it runs (int→int
+    ``convert_*``, see ``convert_builtins``) and carry the kernels' argument metadata
+    into the SPIR-V (``kernel_args``). Without a rewrite the second step only runs the
+    back end (``-disable-llvm-passes``): the optimized IR is what a one-step compile
+    would have handed it.
 ``"translator"``
-    ``clang-15 -target spir64 -emit-llvm -c -O2 -fno-vectorize -fno-slp-vectorize
-    -cl-std=CL3.0 [options] kernel.cl -o kernel.bc`` then
-    ``llvm-spirv-15 kernel.bc -o kernel.spv``: the Khronos translator route, kept so
-    the runtime is tested against a second, independent SPIR-V producer. The
-    vectorizers are off because clang-15's SLP vectorizer emits ``freeze``, which
-    llvm-spirv-15 cannot translate (and vectorizing across work-items is the JIT's
-    job, not the producer's).
+    ``clang-15 -target spir64 -S -emit-llvm -O2 -fno-vectorize -fno-slp-vectorize
+    -cl-std=CL3.0 -cl-kernel-arg-info [options] kernel.cl -o kernel.ll``, ``freeze``
+    removed (llvm-spirv-15 cannot translate it), ``clang-15 -c -emit-llvm`` back to
+    bitcode without optimizing, then ``llvm-spirv-15
+    --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc -o kernel.spv``: the
+    Khronos translator route, kept so the runtime is tested against a second,
+    independent SPIR-V producer. The vectorizers are off: vectorizing across work-items
+    is the JIT's job, not the producer's.
 
 User options (``-D``, ``-I``, ``-cl-fast-relaxed-math``, ``-cl-std=...``, ...) are
-passed through unchanged after the defaults, so they win over them.
+passed through unchanged after the defaults, so they win over them. The second step
+sees only those that steer code generation (``-O<n>``, ``-mllvm ...``).
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ import tempfile
 from collections.abc import Sequence
 
 from spirvjit.errors import CompileError
+from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
+from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
@@ -38,7 +48,6 @@ PRODUCERS: tuple[str, ...] = ("clang", "translator")
 # must not hang the caller forever.
 TIMEOUT_S = 120
 
-# See the module docstring: llvm-spirv-15 cannot translate the vectorizers' `freeze`.
 _TRANSLATOR_FLAGS = ("-fno-vectorize", "-fno-slp-vectorize")
 
 _log = logging.getLogger("spirvjit")
@@ -95,21 +104,84 @@ def _std_options(options: list[str]) -> list[str]:
     return ["-cl-std=CL3.0"]
 
 
+def _backend_options(options: list[str]) -> list[str]:
+    """The user options the back-end step needs: the last ``-O`` level and ``-mllvm`` pairs."""
+    level = ["-O2"]
+    passed: list[str] = []
+    it = iter(options)
+    for option in it:
+        if re.fullmatch(r"-O([0-3sz]|fast)?", option):
+            level = [option]
+        elif option == "-mllvm":
+            passed += [option, next(it, "")]
+        elif option.startswith("-mllvm="):
+            passed.append(option)
+    return level + passed
+
+
 def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     clang = require_tool("clang", "compiling OpenCL C to SPIR-V")
-    cmd = [clang, "--target=spirv64", "-c", "-O2", *_SPIRV_EXTENSIONS, *_std_options(options)]
-    cmd += [*options, src, "-o", spv]
-    run_compiler(cmd, "compile", os.path.basename(src), tmp)
+    name = os.path.basename(src)
+    ll = os.path.join(tmp, "out.ll")
+    cmd = [clang, "--target=spirv64", "-S", "-emit-llvm", "-O2", "-cl-kernel-arg-info"]
+    cmd += [*_SPIRV_EXTENSIONS, *_std_options(options), *options, src, "-o", ll]
+    run_compiler(cmd, "compile", name, tmp)
+    with open(ll, encoding="utf-8") as f:
+        ir_text = f.read()
+    infos = read_kernel_arg_info(ir_text)
+    rewritten = 0
+    if not backend_converts_correctly(clang, run_compiler):
+        ir_text, rewritten = define_int_conversions(ir_text)
+    if rewritten:
+        _log.debug(
+            "%s: defined %d int->int convert_* in the IR for clang's back end", name, rewritten
+        )
+        with open(ll, "w", encoding="utf-8") as f:
+            f.write(ir_text)
+    backend = [clang, "--target=spirv64", "-c", *_SPIRV_EXTENSIONS, *_backend_options(options)]
+    if not rewritten:
+        backend += ["-Xclang", "-disable-llvm-passes"]
+    run_compiler([*backend, ll, "-o", spv], "compile", name, tmp)
+    with open(spv, "rb") as f:
+        spirv = f.read()
+    with open(spv, "wb") as f:
+        f.write(annotate_spirv(spirv, infos))
+
+
+# `%x = freeze <ty> <value>` (and its metadata attachments): llvm-spirv-15 cannot translate
+# freeze, which clang-15 -O2 emits for `i / n` next to `i % n` (DivRemPairs), among others.
+_FREEZE = re.compile(r"^(\s*%[-\w$.]+ = )freeze ([^\n]*?)((?:, ![-\w.]+ ![^\n]*)?)$", re.MULTILINE)
+
+
+def remove_freeze(ir_text: str) -> str:
+    """``ir_text`` with every ``freeze`` replaced by an identity (``select i1 true, v, v``).
+
+    freeze only changes undef or poison inputs (it picks one fixed value); an OpenCL
+    program whose result depends on such a value is undefined anyway, and the SPIR-V
+    consumer sees an ordinary value either way. The value numbering stays as it was.
+    """
+    return _FREEZE.sub(
+        lambda m: f"{m.group(1)}select i1 true, {m.group(2)}, {m.group(2)}{m.group(3)}", ir_text
+    )
 
 
 def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> None:
     clang15 = require_tool("clang15", "compiling OpenCL C with the translator producer")
     translator = require_tool("llvm-spirv", "translating LLVM bitcode to SPIR-V")
-    bc = os.path.join(tmp, "out.bc")
-    cmd = [clang15, "-target", "spir64", "-emit-llvm", "-c", "-O2", *_TRANSLATOR_FLAGS]
-    cmd += _std_options(options)
-    run_compiler([*cmd, *options, src, "-o", bc], "compile", os.path.basename(src), tmp)
-    run_compiler([translator, bc, "-o", spv], "translate", os.path.basename(src), tmp)
+    name = os.path.basename(src)
+    ll, bc = os.path.join(tmp, "out.ll"), os.path.join(tmp, "out.bc")
+    cmd = [clang15, "-target", "spir64", "-S", "-emit-llvm", "-O2", *_TRANSLATOR_FLAGS]
+    cmd += ["-cl-kernel-arg-info", *_std_options(options)]
+    run_compiler([*cmd, *options, src, "-o", ll], "compile", name, tmp)
+    with open(ll, encoding="utf-8") as f:
+        ir_text = f.read()
+    if " freeze " in ir_text:
+        with open(ll, "w", encoding="utf-8") as f:
+            f.write(remove_freeze(ir_text))
+    assemble = [clang15, "-target", "spir64", "-c", "-emit-llvm", "-Xclang", "-disable-llvm-passes"]
+    run_compiler([*assemble, ll, "-o", bc], "compile", name, tmp)
+    translate = [translator, "--preserve-ocl-kernel-arg-type-metadata-through-string", bc]
+    run_compiler([*translate, "-o", spv], "translate", name, tmp)
 
 
 def run_compiler(cmd: list[str], verb: str, filename: str, tmp: str) -> None:

@@ -7,6 +7,7 @@ backend to wrap (the CPU backend builds work-group functions around them).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -35,6 +36,7 @@ from . import (  # noqa: F401  (importing them registers their handlers)
     printf,
 )
 from .abi import TargetABI
+from .arg_types import DeclaredArg, declared_args, read_declared_args
 from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
@@ -322,9 +324,18 @@ class ModuleTranslator:
             kernel_functions[entry.name] = self.functions[entry.function_id]
         return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals)
 
+    @functools.cached_property
+    def _declared_args(self) -> dict[str, dict[str, list[str]]]:
+        """The kernel argument strings of the module (types and qualifiers as declared)."""
+        return read_declared_args(self.module)
+
     def _signature(self, name: str, function_id: int) -> KernelSignature:
         fn = self.module.function(function_id)
-        args = tuple(self._kernel_arg(i, p) for i, p in enumerate(fn.parameters))
+        declared = declared_args(self._declared_args, name, len(fn.parameters))
+        args = tuple(
+            self._kernel_arg(i, p, declared[i] if declared else None)
+            for i, p in enumerate(fn.parameters)
+        )
         required = hint = None
         for mode in self.module.execution_modes.get(function_id, ()):
             if mode.mode == ExecutionMode.LocalSize:
@@ -333,7 +344,9 @@ class ModuleTranslator:
                 hint = tuple(mode.operands[:3])
         return KernelSignature(name, args, required, hint, self.static_local_bytes)
 
-    def _kernel_arg(self, index: int, param: Instruction) -> KernelArg:
+    def _kernel_arg(
+        self, index: int, param: Instruction, declared: DeclaredArg | None = None
+    ) -> KernelArg:
         name = self.module.names.get(param.result_id, f"#{index}")
         spv = self.types.spv(param.result_type)
         td = self.target_data
@@ -362,11 +375,22 @@ class ModuleTranslator:
                     param.offset,
                 )
             element_kind, bits, lanes = self._element(spv.element) if spv.element else (None, 8, 1)
+            # The declared element type wins over the producer's guess (opaque pointers).
+            pointee = declared.pointee() if declared else None
+            if pointee is not None:
+                element_kind, bits, lanes = pointee
             if element_kind == "int" and bits == 8 and lanes == 1:
                 element_kind = None  # char* and void* take any buffer
             # Buffers need the alignment of their scalars only (see ops_memory.lane_alignment).
-            align = bits // 8 if element_kind else pointee_ty.get_abi_alignment(td)
-            return KernelArg(index, name, kind, 8, max(1, align), element_kind, bits, lanes)
+            align = bits // 8 if element_kind or pointee else pointee_ty.get_abi_alignment(td)
+            read_only = kind == "constant" or bool(declared and declared.const)
+            read_only = read_only or any(
+                d.operands[0] == FunctionParameterAttribute.NoWrite
+                for d in self.module.decorations_of(param.result_id, Decoration.FuncParamAttr)
+            )
+            return KernelArg(
+                index, name, kind, 8, max(1, align), element_kind, bits, lanes, read_only
+            )
         ty = self.types.llvm(param.result_type)
         element_kind, bits, lanes = self._element(param.result_type)
         return KernelArg(

@@ -16,6 +16,9 @@ class KernelArg:
     when the pointee says nothing useful, e.g. ``char*`` or a struct).
     For values, ``size``/``align`` are the by-value size and alignment and
     ``element_*`` describe the scalar lanes.
+    ``name`` is the parameter's name in the source (``#<index>`` when the module has
+    none). ``read_only``: the kernel does not write through this pointer (declared
+    ``const``, a ``__constant`` buffer, or marked NoWrite), so a read-only array will do.
     """
 
     index: int
@@ -26,6 +29,7 @@ class KernelArg:
     element_kind: str | None = None  # "int", "float", "bool" or None
     element_bits: int = 0
     lanes: int = 1
+    read_only: bool = False
 
     def describe(self) -> str:
         """A C-like spelling of the expected argument, for error messages."""
