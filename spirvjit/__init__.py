@@ -14,9 +14,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from . import lang
 from .backends.cpu.launcher import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
+from .frontend.python import func, kernel
+from .lang import Constant
 from .program import Kernel, Program
 from .target import Target, parse_target
 
@@ -37,6 +40,10 @@ __all__ = [
     "compile_opencl",
     "load",
     "load_spirv",
+    "Constant",
+    "func",
+    "kernel",
+    "lang",
 ]
 
 __version__ = "0.1.0"
