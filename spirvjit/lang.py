@@ -18,7 +18,12 @@ int32, uint32, int64, uint64 = _t.INT32, _t.UINT32, _t.INT64, _t.UINT64
 float16, float32, float64 = _t.FLOAT16, _t.FLOAT32, _t.FLOAT64
 half = float16
 
-globals().update(_t.VECTORS)  # float4, int2, uchar16, ... (OpenCL names)
+# Vectors by OpenCL name (float4, uchar16, ...), except where OpenCL's name is one of the
+# scalar names above (int8 is 8 ints in OpenCL C, an 8-bit int here): those and every
+# other vector are also spelled <scalar>x<lanes> (int32x8, float32x4).
+for _name, _vec in _t.VECTORS.items():
+    globals().setdefault(_name, _vec)
+    globals()[f"{_vec.elem.name}x{_vec.lanes}"] = _vec
 
 Global = _t.AddressSpace("Global", _t.GLOBAL)
 Local = _t.AddressSpace("Local", _t.LOCAL)
@@ -67,8 +72,82 @@ _intrinsics("bitcast", "bitcast(value, type): reinterpret the bits (OpenCL as_ty
 _intrinsics("any all", "any/all lanes of a bool vector")
 
 # OpenCL.std math, geometric and integer functions, by their OpenCL C names.
-MATH_UNARY = ["acos", "acosh", "acospi", "asin", "asinh", "asinpi", "atan", "atanh", "atanpi", "cbrt", "ceil", "cos", "cosh", "cospi", "erf", "erfc", "exp", "exp2", "exp10", "expm1", "fabs", "floor", "lgamma", "log", "log2", "log10", "log1p", "logb", "rint", "round", "rsqrt", "sin", "sinh", "sinpi", "sqrt", "tan", "tanh", "tanpi", "tgamma", "trunc", "native_sin", "native_cos", "native_tan", "native_exp", "native_exp2", "native_exp10", "native_log", "native_log2", "native_log10", "native_sqrt", "native_rsqrt", "native_recip", "degrees", "radians", "sign"]
-MATH_BINARY = ["atan2", "atan2pi", "copysign", "fdim", "fmax", "fmin", "fmod", "hypot", "maxmag", "minmag", "nextafter", "pow", "powr", "remainder", "native_divide", "native_powr", "step"]
+MATH_UNARY = [
+    "acos",
+    "acosh",
+    "acospi",
+    "asin",
+    "asinh",
+    "asinpi",
+    "atan",
+    "atanh",
+    "atanpi",
+    "cbrt",
+    "ceil",
+    "cos",
+    "cosh",
+    "cospi",
+    "erf",
+    "erfc",
+    "exp",
+    "exp2",
+    "exp10",
+    "expm1",
+    "fabs",
+    "floor",
+    "lgamma",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "logb",
+    "rint",
+    "round",
+    "rsqrt",
+    "sin",
+    "sinh",
+    "sinpi",
+    "sqrt",
+    "tan",
+    "tanh",
+    "tanpi",
+    "tgamma",
+    "trunc",
+    "native_sin",
+    "native_cos",
+    "native_tan",
+    "native_exp",
+    "native_exp2",
+    "native_exp10",
+    "native_log",
+    "native_log2",
+    "native_log10",
+    "native_sqrt",
+    "native_rsqrt",
+    "native_recip",
+    "degrees",
+    "radians",
+    "sign",
+]
+MATH_BINARY = [
+    "atan2",
+    "atan2pi",
+    "copysign",
+    "fdim",
+    "fmax",
+    "fmin",
+    "fmod",
+    "hypot",
+    "maxmag",
+    "minmag",
+    "nextafter",
+    "pow",
+    "powr",
+    "remainder",
+    "native_divide",
+    "native_powr",
+    "step",
+]
 MATH_TERNARY = ["fma", "mad", "mix", "smoothstep"]
 MATH_INT_ARG = ["ldexp", "pown", "rootn"]  # (float, int)
 INT_UNARY = ["clz", "ctz", "popcount"]
@@ -83,4 +162,4 @@ for _name in (
     globals()[_name] = Intrinsic(_name, f"OpenCL C's {_name}")
 for _name in GEOMETRIC + PREDICATES:
     globals()[_name] = Intrinsic(_name, f"OpenCL C's {_name}")
-del _name
+del _name, _vec

@@ -2,7 +2,8 @@
 kernel table, the build record and native variants.
 
 Inputs by extension: OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm, through
-spirv-as), LLVM IR or bitcode (.ll/.bc, through clang-22's SPIR-V back end). Several
+spirv-as), LLVM IR or bitcode (.ll/.bc, through clang-22's SPIR-V back end), Python
+modules (.py: their @spirvjit.kernel functions, through llvmlite's SPIR-V back end). Several
 inputs are linked into one module with spirv-link.
 """
 
@@ -25,7 +26,7 @@ from ..toolchain import require_tool, run_checked, run_on_bytes
 from .format import ArgInfo, BuildRecord, Contents, KernelInfo, Variant
 from .schema import file_name_ok, source_digest
 
-EXTENSIONS = (".cl", ".spv", ".spvasm", ".ll", ".bc")
+EXTENSIONS = (".cl", ".spv", ".spvasm", ".ll", ".bc", ".py")
 _NO_WRITE, _NO_READ_WRITE = 6, 7  # FunctionParameterAttribute values
 _FUNC_PARAM_ATTR = 38  # Decoration.FuncParamAttr
 _ASM_VERSION = re.compile(rb"^; Version: (1\.[0-6])\s*$", re.MULTILINE)
@@ -67,6 +68,10 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
         except UnicodeDecodeError as exc:
             raise CompileError(f"{item.name}: not UTF-8 text (byte {exc.start})") from exc
         return opencl_to_spirv(text, options, producer=producer, filename=_safe_name(item.name))
+    if item.kind == "py":
+        from ..frontend.python import python_to_spirv
+
+        return python_to_spirv(item.data, item.name)
     if item.kind == "spvasm":
         tool = require_tool("spirv-as", f"assembling {item.name}")
         return _run_tool([tool, *_asm_version(item.data)], item)

@@ -16,37 +16,43 @@ from llvmlite import ir
 
 from ...errors import CompileError
 from . import types as T
-from .lower import I32, FunctionLowering, NeedsConstantValue, Unit, lit_type
+from .lower import I32, FunctionLowering, NeedsConstantValue, Unit, Var, lit_type
 from .source import Source, parse
 from .values import ArrayRef, Lit, Val
 
 TRIPLE = "spirv64-unknown-unknown"
 _llvm_lock = threading.Lock()
-_target_machine = None
+_data_layout: str | None = None
 
 
 def _machine():
-    """The SPIR-V target machine (LLVM initialised on first use)."""
-    global _target_machine
-    if _target_machine is None:
-        import llvmlite.binding as llvm
+    """A new SPIR-V target machine (LLVM initialised on first use). Each module needs its
+    own: LLVM 22's SPIR-V back end keeps per-module state (its global registry) in the
+    subtarget, and a second, different module through one target machine crashes."""
+    import llvmlite.binding as llvm
 
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        try:
-            target = llvm.Target.from_triple(TRIPLE)
-        except RuntimeError as exc:
-            raise CompileError(
-                f"this llvmlite has no SPIR-V target ({exc}); llvmlite >= 0.50 has one"
-            ) from exc
-        _target_machine = target.create_target_machine(opt=2)
-    return _target_machine
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    try:
+        target = llvm.Target.from_triple(TRIPLE)
+    except RuntimeError as exc:
+        raise CompileError(
+            f"this llvmlite has no SPIR-V target ({exc}); llvmlite >= 0.50 has one"
+        ) from exc
+    return target.create_target_machine(opt=2)
+
+
+def data_layout() -> str:
+    global _data_layout
+    if _data_layout is None:
+        _data_layout = str(_machine().target_data)
+    return _data_layout
 
 
 def new_unit(name: str) -> Unit:
     module = ir.Module(name)
     module.triple = TRIPLE
-    module.data_layout = str(_machine().target_data)
+    module.data_layout = data_layout()
     # OpenCL C 3.0, as clang records it: the back end writes OpSource OpenCL_C from it.
     version = module.add_metadata([ir.Constant(I32, 3), ir.Constant(I32, 0)])
     module.add_named_metadata("opencl.ocl.version", version)
@@ -128,7 +134,7 @@ def instantiate_helper(unit: Unit, helper: HelperFunction, args: list):
             raise src.error(src.tree, "helpers take no Constant parameters; pass the value")
         if p.type is not None:
             types.append(p.type)
-        elif isinstance(a, ArrayRef) or isinstance(a, Val):
+        elif isinstance(a, (ArrayRef, Val)):
             types.append(a.type)
         else:
             types.append(lit_type(a.value))
@@ -151,7 +157,7 @@ def instantiate_helper(unit: Unit, helper: HelperFunction, args: list):
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
         fn.attributes.add("convergent")  # it may hold a barrier
-        _lower(unit, src, fn, params, types, ret, None, {})
+        _lower(unit, src, fn, params, types, ret, None)
     finally:
         unit.in_progress.discard(key)
     unit.helpers[key] = (fn, ret, types)
@@ -175,7 +181,7 @@ def _return_type(unit, helper, params, types):
     fn = ir.Function(
         scratch.module, ir.FunctionType(ir.VoidType(), [_llvm(t) for t in types]), "infer"
     )
-    lowering = _lower(scratch, src, fn, params, types, "infer", None, {})
+    lowering = _lower(scratch, src, fn, params, types, "infer", None)
     found = lowering.returned
     if not found:
         return None
@@ -198,14 +204,16 @@ def _llvm(t):
     return ir.PointerType(addrspace=t.space) if isinstance(t, T.Array) else t.llvm
 
 
-def _lower(unit, src, fn, params, types, ret, kernel_name, bound: dict) -> FunctionLowering:
-    """Lowers ``src`` into ``fn``: ``bound`` holds values for parameters that are not
-    LLVM arguments (Constant parameters); the others take ``fn``'s arguments in order."""
+def _lower(unit, src, fn, params, types, ret, kernel_name, bound=None) -> FunctionLowering:
+    """Lowers ``src`` into ``fn``. ``bound(lowering)`` gives values for the parameters
+    that are not LLVM arguments (Constant parameters); the others take ``fn``'s
+    arguments in order, in allocas so that the body may assign to them."""
     lowering = FunctionLowering(unit, src, fn, ret, kernel_name)
+    values = bound(lowering) if bound else {}
     args = iter(fn.args)
     for p, t in zip(params, types, strict=True):
-        if p.name in bound:
-            lowering.vars[p.name] = bound[p.name]
+        if p.name in values:
+            lowering.vars[p.name] = values[p.name]
             continue
         arg = next(args)
         arg.name = p.name
@@ -214,12 +222,7 @@ def _lower(unit, src, fn, params, types, ret, kernel_name, bound: dict) -> Funct
         else:
             slot = lowering.alloca(t.llvm, p.name + ".addr")
             lowering.alloca_b.store(arg, slot)
-            from .lower import Var
-
             lowering.vars[p.name] = Var(t, slot)
-    for v in bound.values():
-        if isinstance(v, Val):
-            lowering.spec_constants = True
     lowering.lower_body(src.tree.body)
     lowering.finish()
     return lowering
@@ -279,55 +282,27 @@ class KernelFunction:
         fn.attributes.add("nounwind")
         fn.attributes.add("convergent")
         _kernel_metadata(unit.module, fn, runtime, self.local_size)
-        bound = {}
-        entry_builder = None
-        for p in params:
-            if not isinstance(p.type, T.ConstantParam):
-                continue
-            scalar = p.type.scalar
-            if values is not None:
-                bound[p.name] = self._baked_value(p, values)
-                continue
-            spec_id = unit.next_spec_id
-            unit.next_spec_id += 1
-            unit.spec_ids[(self.name, p.name)] = spec_id
-            default = 0 if p.default is inspect.Parameter.empty else p.default
-            bound[p.name] = (p, scalar, spec_id, default)
-        if values is None and bound:
-            # Spec constants are read in the entry block, before anything else.
-            lowering_bound = {}
-            for name, (p, scalar, spec_id, default) in bound.items():
-                lowering_bound[name] = (scalar, spec_id, default)
-            bound = lowering_bound
-        lowering = FunctionLowering(unit, src, fn, None, self.name)
-        entry_builder = lowering.alloca_b
-        final_bound = {}
-        for name, value in bound.items():
-            if isinstance(value, tuple):
-                scalar, spec_id, default = value
-                fname = "_Z20__spirv_SpecConstanti" + scalar.code
-                spec_fn = unit.declare(fname, scalar.llvm, [I32, scalar.llvm])
-                dflt = lowering.const(scalar, default)
-                final_bound[name] = Val(
-                    scalar, entry_builder.call(spec_fn, [ir.Constant(I32, spec_id), dflt])
-                )
-                lowering.spec_constants = True
-            else:
-                final_bound[name] = value
-        args = iter(fn.args)
-        from .lower import Var
 
-        for p in params:
-            if p.name in final_bound:
-                lowering.vars[p.name] = final_bound[p.name]
-                continue
-            arg = next(args)
-            arg.name = p.name
-            slot = lowering.alloca(p.type.llvm, p.name + ".addr")
-            entry_builder.store(arg, slot)
-            lowering.vars[p.name] = Var(p.type, slot)
-        lowering.lower_body(src.tree.body)
-        lowering.finish()
+        def constants(lowering: FunctionLowering) -> dict:
+            out = {}
+            for p in self.constants:
+                if values is not None:
+                    out[p.name] = self._baked_value(p, values)
+                    continue
+                # A spec constant, read in the entry block; SpecIds count up per unit.
+                scalar = p.type.scalar
+                spec_id = unit.spec_ids[(self.name, p.name)] = unit.next_spec_id
+                unit.next_spec_id += 1
+                default = 0 if p.default is inspect.Parameter.empty else p.default
+                read = unit.declare(
+                    "_Z20__spirv_SpecConstanti" + scalar.code, scalar.llvm, [I32, scalar.llvm]
+                )
+                args = [ir.Constant(I32, spec_id), lowering.const(scalar, default)]
+                out[p.name] = Val(scalar, lowering.alloca_b.call(read, args))
+                lowering.spec_constants = True
+            return out
+
+        _lower(unit, src, fn, params, [p.type for p in params], None, self.name, constants)
 
     def _baked_value(self, p: Param, values: Mapping[str, object]):
         if p.name in values:
@@ -407,26 +382,25 @@ class KernelFunction:
     def __call__(
         self, *args, global_size, local_size=None, global_offset=None, device=None, **constants
     ):
-        params = self.params
-        if len(args) != len(params) - sum(1 for p in self.constants if p.name in constants):
-            if len(args) > len(params) or len(args) < len(params) - len(self.constants):
-                raise TypeError(f"{self.name}() takes {len(params)} arguments, got {len(args)}")
+        # Constant values come by keyword, or by position like the other arguments.
         runtime, values = [], dict(constants)
         it = iter(args)
-        for p in params:
-            if isinstance(p.type, T.ConstantParam):
-                if p.name in values:
-                    continue
-                try:
-                    values[p.name] = next(it)
-                except StopIteration:
-                    if p.default is inspect.Parameter.empty:
-                        raise TypeError(f"{self.name}(): missing Constant '{p.name}'") from None
+        for p in self.params:
+            if isinstance(p.type, T.ConstantParam) and p.name in values:
                 continue
             try:
-                runtime.append(next(it))
+                value = next(it)
             except StopIteration:
+                if isinstance(p.type, T.ConstantParam) and p.default is not inspect.Parameter.empty:
+                    continue
                 raise TypeError(f"{self.name}(): missing argument '{p.name}'") from None
+            if isinstance(p.type, T.ConstantParam):
+                values[p.name] = value
+            else:
+                runtime.append(value)
+        extra = len(list(it))
+        if extra:
+            raise TypeError(f"{self.name}(): {extra} more arguments than parameters")
         kernel = self.program(**values).kernel(self.name)
         kernel(
             *runtime,
@@ -505,12 +479,11 @@ def module_text(unit: Unit) -> str:
 
 
 def emit_spirv(llvm_ir: str, name: str) -> bytes:
-    """LLVM IR text -> optimized (O2, no vectorizers: vectorizing across work-items is
-    the JIT's job) -> SPIR-V binary, with llvmlite's SPIR-V back end."""
+    """LLVM IR text -> SPIR-V binary, with llvmlite's SPIR-V back end."""
     import llvmlite.binding as llvm
 
-    tm = _machine()
     with _llvm_lock:
+        tm = _machine()
         try:
             mod = llvm.parse_assembly(llvm_ir)
             mod.name = name
@@ -519,11 +492,16 @@ def emit_spirv(llvm_ir: str, name: str) -> bytes:
             raise CompileError(
                 f"internal error: invalid LLVM IR for {name}: {exc}", llvm_ir
             ) from exc
-        pto = llvm.create_pipeline_tuning_options(speed_level=2)
-        pto.loop_vectorization = False
-        pto.slp_vectorization = False
+        # Only SROA (locals to registers) and CFG cleanup: InstCombine would rewrite
+        # constant-offset GEPs to i8 GEPs, and the SPIR-V back end deduces a kernel
+        # argument's pointee type from its uses before it reads kernel_arg_type, so an
+        # int* argument read at [1] would become a char*. The JIT optimizes (O3) later.
+        pto = llvm.create_pipeline_tuning_options(speed_level=0)
         pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_sroa_pass()
+        mpm.add_simplify_cfg_pass()
+        mpm.run(mod, pb)
         return bytes(tm.emit_object(mod))
 
 
@@ -542,7 +520,7 @@ def python_to_spirv(source: bytes | str, filename: str) -> bytes:
     one SPIR-V module (``spirvjit build kernels.py``). Constant parameters become
     specialization constants numbered across the kernels in definition order, with the
     parameter's default as the default value; a kernel whose Constants size arrays is
-    compiled with the defaults baked in."""
+    compiled with its defaults baked in."""
     text = source.decode("utf-8") if isinstance(source, bytes) else source
     lines = text.splitlines(keepends=True)
     # inspect.getsource reads kernels' code from linecache: the module need not be a file.
@@ -560,25 +538,24 @@ def python_to_spirv(source: bytes | str, filename: str) -> bytes:
     kernels = [k for k in module_kernels(namespace) if k.py.__code__.co_filename == filename]
     if not kernels:
         raise CompileError(f"{filename}: no @spirvjit.kernel functions")
-    unit = new_unit(filename)
-    for k in kernels:
+    return emit_spirv(module_text(build_unit(kernels, filename)), filename)
+
+
+def build_unit(kernels: Sequence[KernelFunction], name: str) -> Unit:
+    """All ``kernels`` in one unit, their Constants as spec constants numbered in order,
+    except a kernel whose Constants size arrays: its defaults are baked in."""
+    baked: set[str] = set()
+    while True:
+        unit = new_unit(name)
         try:
-            k.lower_into(unit, None)
+            for k in kernels:
+                k.lower_into(unit, {} if k.name in baked else None)
+            return unit
         except NeedsConstantValue:
-            # Arrays sized by a Constant: bake the defaults into a module of its own
-            # lowering (LLVM functions cannot be removed from a unit half-built).
-            raise CompileError(
-                f"{filename}: kernel '{k.name}' sizes an array with a Constant parameter; "
-                "`spirvjit build` needs its value: use a module-level constant instead"
-            ) from None
-    return emit_spirv(module_text(unit), filename)
+            # Start again (a half-built LLVM function cannot be taken out of a module).
+            baked.add(k.name)
 
 
-def spec_id_table(kernels: Sequence[KernelFunction]) -> dict[tuple[str, str], int]:
-    """SpecIds python_to_spirv gives the Constant parameters of ``kernels``."""
-    out, n = {}, 0
-    for k in kernels:
-        for p in k.constants:
-            out[(k.name, p.name)] = n
-            n += 1
-    return out
+def spec_id_table(kernels: Sequence[KernelFunction], name: str = "module") -> dict:
+    """{(kernel, parameter): SpecId} of the module python_to_spirv builds from ``kernels``."""
+    return dict(build_unit(kernels, name).spec_ids)

@@ -385,12 +385,8 @@ class FunctionLowering(ast.NodeVisitor):
         self.b.branch(head)
         self.b.position_at_end(head)
         i = self.b.load(counter, typ=ty.llvm)
-        lt = "<" if ty.signed else "<"
         if isinstance(step, Lit):
-            if step.value > 0:
-                cond = self.icmp(ty, lt, i, stop_v)
-            else:
-                cond = self.icmp(ty, ">", i, stop_v)
+            cond = self.icmp(ty, "<" if step.value > 0 else ">", i, stop_v)
         else:  # the direction is known only at run time
             up = self.icmp(ty, ">", step_v, ir.Constant(ty.llvm, 0))
             cond = self.b.select(up, self.icmp(ty, "<", i, stop_v), self.icmp(ty, ">", i, stop_v))
@@ -931,7 +927,7 @@ class FunctionLowering(ast.NodeVisitor):
         type that C's usual arithmetic conversions would pick (no silent narrowing)."""
         if isinstance(v, Lit):
             el = elem_of(ty)
-            if isinstance(ty, T.Pointer) or isinstance(ty, T.Array):
+            if isinstance(ty, (T.Pointer, T.Array)):
                 raise self.err(node, f"expected {ty!r}, got the number {v.value!r}")
             if el.is_int and isinstance(v.value, float):
                 raise self.err(
@@ -939,10 +935,9 @@ class FunctionLowering(ast.NodeVisitor):
                 )
             if el.kind == "bool" and not isinstance(v.value, bool):
                 raise self.err(node, f"expected a bool, got {v.value!r}")
-            if el.is_int:
-                # Either signedness's range: 0xFFFFFFFF is an int32 -1, -1 a uint32 max.
-                if not -(1 << (el.bits - 1)) <= v.value < (1 << el.bits):
-                    raise self.err(node, f"{v.value} does not fit in {el!r}")
+            # Either signedness's range: 0xFFFFFFFF is an int32 -1, -1 a uint32 max.
+            if el.is_int and not -(1 << (el.bits - 1)) <= v.value < (1 << el.bits):
+                raise self.err(node, f"{v.value} does not fit in {el!r}")
             return Val(ty, self.const(ty, v.value))
         if not isinstance(v, Val):
             raise self.err(node, f"expected {ty!r} here")
@@ -1038,7 +1033,8 @@ class FunctionLowering(ast.NodeVisitor):
         if fn in (int, float, bool):
             raise self.err(
                 node,
-                f"{fn.__name__}(...) is ambiguous in kernels; write int32(...), float32(...) or bool_(...)",
+                f"{fn.__name__}(...) is ambiguous in kernels; "
+                "write int32(...), float32(...) or bool_(...)",
             )
         if fn is range:
             raise self.err(node, "range(...) is allowed only as a for loop's iterable")

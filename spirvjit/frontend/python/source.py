@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -63,9 +64,7 @@ def parse(fn) -> Source:
     closure = {}
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
-            try:
+            with contextlib.suppress(ValueError):  # a cell not bound yet
                 closure[name] = cell.cell_contents
-            except ValueError:  # not bound yet
-                pass
     filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     return Source(filename, fdef, fn.__globals__, closure)

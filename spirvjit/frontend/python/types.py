@@ -88,7 +88,9 @@ class Vector(KernelType):
 
     @property
     def name(self) -> str:
-        return f"{self.elem.cl}{self.lanes}"
+        # OpenCL's name, unless that is a scalar's name here (int8: 8 ints in OpenCL C).
+        cl = f"{self.elem.cl}{self.lanes}"
+        return f"{self.elem.name}x{self.lanes}" if cl in _SCALAR_NAMES else cl
 
     @cached_property
     def llvm(self) -> ir.Type:
@@ -96,7 +98,7 @@ class Vector(KernelType):
 
     @property
     def cl(self) -> str:
-        return self.name
+        return f"{self.elem.cl}{self.lanes}"
 
     @property
     def code(self) -> str:
@@ -220,6 +222,7 @@ FLOAT64 = _scalar("float64", "float", 64, "double", "d")
 SCALARS = (BOOL, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64)
 SCALARS += (FLOAT16, FLOAT32, FLOAT64)
 NUMERIC = SCALARS[1:]
+_SCALAR_NAMES = {s.name for s in SCALARS}
 VECTOR_LANES = (2, 3, 4, 8, 16)
 # OpenCL names of every vector type: float4, uchar16, ...
 VECTORS = {f"{s.cl}{n}": Vector(s, n) for s in NUMERIC for n in VECTOR_LANES}

@@ -1,0 +1,244 @@
+"""Python twins of the project's OpenCL C kernels (examples/kernels, benchmarks/kernels),
+written with @spirvjit.kernel. test_python_kernels.py runs each against its OpenCL C
+original; `spirvjit build tests/kernels/py_kernels.py` builds them all into one module.
+"""
+
+import math
+
+import spirvjit
+from spirvjit import Constant
+from spirvjit.lang import (
+    LOCAL_MEM_FENCE,
+    Global,
+    Local,
+    atomic_add,
+    atomic_cmpxchg,
+    atomic_inc,
+    atomic_max,
+    barrier,
+    clamp,
+    clz,
+    cross,
+    dot,
+    float4,
+    float32,
+    float64,
+    fma,
+    global_id,
+    global_size,
+    group_id,
+    int4,
+    int32,
+    int64,
+    length,
+    local_array,
+    local_id,
+    local_size,
+    mul_hi,
+    popcount,
+    private_array,
+    rotate,
+    rsqrt,
+    select,
+    uint8,
+    uint32,
+)
+
+TILE = 16
+
+
+# examples/kernels/saxpy.cl
+@spirvjit.kernel
+def saxpy(a: float32, x: Global[float32], y: Global[float32], n: uint32):
+    i = global_id(0)
+    if i < n:
+        y[i] = a * x[i] + y[i]
+
+
+# benchmarks/kernels/reduction.cl: strided per-item sums, then a tree in local memory.
+@spirvjit.kernel
+def reduction(x: Global[float32], partial: Global[float32], scratch: Local[float32], n: uint32):
+    lid = local_id(0)
+    total = float32(0)
+    for i in range(global_id(0), n, global_size(0)):
+        total += x[i]
+    scratch[lid] = total
+    barrier(LOCAL_MEM_FENCE)
+    stride = local_size(0) // 2
+    while stride > 0:
+        if lid < stride:
+            scratch[lid] += scratch[lid + stride]
+        barrier(LOCAL_MEM_FENCE)
+        stride //= 2
+    if lid == 0:
+        partial[group_id(0)] = scratch[0]
+
+
+# benchmarks/kernels/histogram.cl: local atomics, then global atomics.
+@spirvjit.kernel
+def histogram(data: Global[uint32], hist: Global[uint32], n_words: uint32):
+    bins = local_array(uint32, 256)
+    lid = local_id(0)
+    bins[lid] = 0
+    barrier(LOCAL_MEM_FENCE)
+    for i in range(global_id(0), n_words, global_size(0)):
+        w = data[i]
+        atomic_inc(bins, w & 0xFF)
+        atomic_inc(bins, (w >> 8) & 0xFF)
+        atomic_inc(bins, (w >> 16) & 0xFF)
+        atomic_inc(bins, w >> 24)
+    barrier(LOCAL_MEM_FENCE)
+    if bins[lid]:
+        atomic_add(hist, lid, bins[lid])
+
+
+# benchmarks/kernels/sgemm.cl: TILE x TILE tiles of A and B staged in local memory.
+@spirvjit.kernel
+def sgemm(a: Global[float32], b: Global[float32], c: Global[float32], n: int32):
+    ta = local_array(float32, (TILE, TILE))
+    tb = local_array(float32, (TILE, TILE))
+    lx, ly = int32(local_id(0)), int32(local_id(1))
+    col, row = int32(global_id(0)), int32(global_id(1))
+    acc = float32(0)
+    for t in range(0, n, TILE):
+        ta[ly, lx] = a[row * n + t + lx]
+        tb[ly, lx] = b[(t + ly) * n + col]
+        barrier(LOCAL_MEM_FENCE)
+        for k in range(TILE):
+            acc += ta[ly, k] * tb[k, lx]
+        barrier(LOCAL_MEM_FENCE)
+    c[row * n + col] = acc
+
+
+# examples/kernels/mandelbrot.cl
+@spirvjit.kernel
+def mandelbrot(
+    out: Global[int32], x0: float32, y0: float32, dx: float32, dy: float32, max_iter: int32
+):
+    px, py = int32(global_id(0)), int32(global_id(1))
+    cr = x0 + float32(px) * dx
+    ci = y0 + float32(py) * dy
+    zr = float32(0)
+    zi = float32(0)
+    n = 0
+    while n < max_iter and zr * zr + zi * zi <= 4.0:
+        t = zr * zr - zi * zi + cr
+        zi = 2.0 * zr * zi + ci
+        zr = t
+        n += 1
+    out[py * global_size(0) + px] = n
+
+
+# The same functions of OpenCL.std as MATH_CL in the tests (Python's math names too).
+@spirvjit.kernel
+def math_funcs(x: Global[float32], out: Global[float32]):
+    i = global_id(0)
+    n = global_size(0)
+    v = x[i]
+    out[i] = math.sin(v)
+    out[n + i] = math.cos(v)
+    out[2 * n + i] = math.exp(v)
+    out[3 * n + i] = math.log(abs(v) + 1.0)
+    out[4 * n + i] = math.sqrt(abs(v))
+    out[5 * n + i] = math.tanh(v)
+    out[6 * n + i] = math.atan2(v, 0.5)
+    out[7 * n + i] = math.pow(abs(v), 1.5)
+    out[8 * n + i] = math.floor(v)
+    out[9 * n + i] = min(v, 0.25)
+    out[10 * n + i] = rsqrt(abs(v) + 1.0)
+    out[11 * n + i] = fma(v, v, 0.5)
+    out[12 * n + i] = clamp(v, -0.5, 0.5)
+
+
+@spirvjit.kernel
+def math_f64(x: Global[float64], out: Global[float64]):
+    i = global_id(0)
+    n = global_size(0)
+    v = x[i]
+    out[i] = math.sin(v)
+    out[n + i] = math.exp(v)
+    out[2 * n + i] = math.sqrt(abs(v))
+
+
+@spirvjit.kernel
+def vectors(a: Global[float4], b: Global[float4], out: Global[float4], s: Global[float32]):
+    i = global_id(0)
+    u = a[i]
+    v = b[i]
+    w = u * v + 1.0
+    w.x = dot(u, v)
+    out[i] = float4(w.wzy, length(u)) + select(u < v, u, v)
+    c = cross(u, v)
+    out[global_size(0) + i] = float4(c.xy, c.z * 2.0, u.s3)
+    s[i] = w.y + v.hi.x
+
+
+@spirvjit.kernel
+def integers(a: Global[int32], b: Global[int32], out: Global[int32], uout: Global[uint32]):
+    i = global_id(0)
+    n = global_size(0)
+    x = a[i]
+    y = b[i]
+    out[i] = x // y
+    out[n + i] = x % y
+    out[2 * n + i] = x >> (y & 7)
+    out[3 * n + i] = max(x, y)
+    out[4 * n + i] = abs(x)
+    out[5 * n + i] = clz(x)
+    out[6 * n + i] = popcount(y)
+    out[7 * n + i] = mul_hi(x, y)
+    out[8 * n + i] = rotate(x, y)
+    out[9 * n + i] = select(x < y, x, y) if x != 0 else -1
+    ux = uint32(x)
+    uout[i] = ux >> 3
+    uout[n + i] = ux // 7 + uint32(int4(x, y, x, y).w)
+
+
+# Helpers, while/break/continue, and a Constant parameter (a SPIR-V spec constant).
+@spirvjit.func
+def collatz_steps(x: uint32):
+    steps = 0
+    while True:
+        if x == 1:
+            break
+        steps += 1
+        if x % 2 == 0:
+            x //= 2
+            continue
+        x = 3 * x + 1
+    return steps
+
+
+@spirvjit.kernel
+def collatz(out: Global[int32], limit: Constant[int] = 1000):
+    i = global_id(0)
+    out[i] = min(collatz_steps(uint32(i + 1)), limit)
+
+
+# A Constant that sizes arrays: compiled once per value, with the value baked in.
+@spirvjit.kernel
+def window_sum(x: Global[float32], out: Global[float32], width: Constant[int] = 4):
+    i = global_id(0)
+    buf = private_array(float32, width)
+    for k in range(width):
+        buf[k] = x[i + k]
+    total = float32(0)
+    for k in range(width):
+        total += buf[k]
+    out[i] = total
+
+
+@spirvjit.func
+def bump(counts: Global[int32], k: int64):
+    return atomic_add(counts, k, 1)
+
+
+@spirvjit.kernel
+def atomics(counts: Global[int32], top: Global[int32], flags: Global[uint8]):
+    i = global_id(0)
+    old = bump(counts, i % 8)
+    atomic_max(top, 0, int32(i))
+    if atomic_cmpxchg(top, 1, 0, 1) == 0:
+        flags[i] = uint8(1)
+    if old < 0:
+        flags[i] = uint8(2)

@@ -1,0 +1,376 @@
+"""Kernels written in Python (@spirvjit.kernel): each twin in py_kernels.py runs against its
+OpenCL C original (examples/kernels, benchmarks/kernels, or the C source below) on the
+same inputs, compared bit for bit where the two do the same operations; NumPy checks the
+rest. The SPIR-V of every Python kernel passes spirv-val, and Python kernels compile and
+run with clang and every other external tool out of reach.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import py_kernels as P  # noqa: E402  (tests/kernels is on sys.path, see conftest)
+import pytest
+from harness import build, spirv_val_path
+
+import spirvjit
+from spirvjit import CompileError, LocalMemory
+from spirvjit.frontend.python.compiler import module_kernels
+
+ROOT = Path(__file__).resolve().parents[2]
+CL3 = ("-cl-std=CL3.0",)
+NO_CONTRACT = "#pragma OPENCL FP_CONTRACT OFF\n"
+
+
+def cl_kernel(path: str, name: str, prefix: str = ""):
+    """Kernel ``name`` of an OpenCL C file of the project, built with clang-22."""
+    return build(prefix + (ROOT / path).read_text(), CL3).kernel(name)
+
+
+def same_bits(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), np.flatnonzero(
+        got.view(np.uint8) != want.view(np.uint8)
+    )[:8]
+
+
+def rng(tag: int) -> np.random.Generator:
+    return np.random.default_rng(1234 + tag)
+
+
+# --- twins of the project's OpenCL C kernels -------------------------------------------------
+def test_saxpy_matches_opencl():
+    n = 1000
+    x = rng(0).standard_normal(n).astype(np.float32)
+    y0 = rng(1).standard_normal(n).astype(np.float32)
+    y_py, y_cl = y0.copy(), y0.copy()
+    P.saxpy(np.float32(2.5), x, y_py, np.uint32(n), global_size=1024)
+    # Contraction off in the C twin: Python kernels never fuse a*b+c into an fma.
+    cl_kernel("examples/kernels/saxpy.cl", "saxpy", NO_CONTRACT)(
+        np.float32(2.5), x, y_cl, np.uint32(n), global_size=1024
+    )
+    same_bits(y_py, y_cl)
+    same_bits(y_py, np.float32(2.5) * x + y0)
+
+
+def test_reduction_local_memory_and_barriers_match_opencl():
+    n, groups, local = 100_003, 8, 64
+    x = rng(2).uniform(-1, 1, n).astype(np.float32)
+    out_py = np.zeros(groups, np.float32)
+    out_cl = np.zeros(groups, np.float32)
+    args = dict(global_size=groups * local, local_size=local)
+    P.reduction(x, out_py, LocalMemory(local * 4), np.uint32(n), **args)
+    cl_kernel("benchmarks/kernels/reduction.cl", "reduction")(
+        x, out_cl, LocalMemory(local * 4), np.uint32(n), **args
+    )
+    same_bits(out_py, out_cl)
+    assert abs(out_py.sum(dtype=np.float64) - x.sum(dtype=np.float64)) < 1e-2
+
+
+def test_histogram_atomics_match_opencl_and_numpy():
+    words = rng(3).integers(0, 2**32, 20_000, dtype=np.uint32)
+    hist_py = np.zeros(256, np.uint32)
+    hist_cl = np.zeros(256, np.uint32)
+    P.histogram(words, hist_py, np.uint32(words.size), global_size=256 * 16, local_size=256)
+    cl_kernel("benchmarks/kernels/histogram.cl", "histogram")(
+        words, hist_cl, np.uint32(words.size), global_size=256 * 16, local_size=256
+    )
+    np.testing.assert_array_equal(hist_py, hist_cl)
+    np.testing.assert_array_equal(hist_py, np.bincount(words.view(np.uint8), minlength=256))
+
+
+def test_tiled_sgemm_matches_opencl():
+    n = 64
+    a = rng(4).standard_normal((n, n)).astype(np.float32)
+    b = rng(5).standard_normal((n, n)).astype(np.float32)
+    c_py = np.zeros((n, n), np.float32)
+    c_cl = np.zeros((n, n), np.float32)
+    args = dict(global_size=(n, n), local_size=(16, 16))
+    P.sgemm(a, b, c_py, np.int32(n), **args)
+    # Contraction off in the C twin: Python kernels never fuse a*b+c into an fma.
+    sgemm = cl_kernel("benchmarks/kernels/sgemm.cl", "sgemm", NO_CONTRACT)
+    sgemm(a, b, c_cl, np.int32(n), **args)
+    same_bits(c_py, c_cl)
+    np.testing.assert_allclose(c_py, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_mandelbrot_matches_opencl():
+    w, h = 96, 64
+    args = (np.float32(-2.0), np.float32(-1.0), np.float32(3.0 / w), np.float32(2.0 / h))
+    out_py = np.zeros((h, w), np.int32)
+    out_cl = np.zeros((h, w), np.int32)
+    P.mandelbrot(out_py, *args, np.int32(200), global_size=(w, h))
+    cl_kernel("examples/kernels/mandelbrot.cl", "mandelbrot")(
+        out_cl, *args, np.int32(200), global_size=(w, h)
+    )
+    np.testing.assert_array_equal(out_py, out_cl)
+    assert out_py.max() == 200 and out_py.min() >= 1
+
+
+MATH_CL = """
+kernel void math_funcs(global const float *x, global float *out) {
+    size_t i = get_global_id(0), n = get_global_size(0);
+    float v = x[i];
+    out[i] = sin(v);
+    out[n + i] = cos(v);
+    out[2 * n + i] = exp(v);
+    out[3 * n + i] = log(fabs(v) + 1.0f);
+    out[4 * n + i] = sqrt(fabs(v));
+    out[5 * n + i] = tanh(v);
+    out[6 * n + i] = atan2(v, 0.5f);
+    out[7 * n + i] = pow(fabs(v), 1.5f);
+    out[8 * n + i] = floor(v);
+    out[9 * n + i] = fmin(v, 0.25f);
+    out[10 * n + i] = rsqrt(fabs(v) + 1.0f);
+    out[11 * n + i] = fma(v, v, 0.5f);
+    out[12 * n + i] = clamp(v, -0.5f, 0.5f);
+}
+kernel void math_f64(global const double *x, global double *out) {
+    size_t i = get_global_id(0), n = get_global_size(0);
+    double v = x[i];
+    out[i] = sin(v);
+    out[n + i] = exp(v);
+    out[2 * n + i] = sqrt(fabs(v));
+}
+"""
+
+
+def test_math_functions_match_opencl():
+    n = 512
+    x = rng(6).uniform(-6, 6, n).astype(np.float32)
+    x[:4] = (0.0, -0.0, 1e-30, 5.5)
+    out_py = np.zeros(13 * n, np.float32)
+    out_cl = np.zeros(13 * n, np.float32)
+    P.math_funcs(x, out_py, global_size=n)
+    build(NO_CONTRACT + MATH_CL, CL3).math_funcs(x, out_cl, global_size=n)
+    same_bits(out_py, out_cl)
+    np.testing.assert_allclose(out_py[:n], np.sin(x), atol=1e-6)
+    xd = x.astype(np.float64)
+    d_py = np.zeros(3 * n, np.float64)
+    d_cl = np.zeros(3 * n, np.float64)
+    P.math_f64(xd, d_py, global_size=n)
+    build(NO_CONTRACT + MATH_CL, CL3).math_f64(xd, d_cl, global_size=n)
+    same_bits(d_py, d_cl)
+
+
+VECTORS_CL = """
+kernel void vectors(global const float4 *a, global const float4 *b, global float4 *out,
+                    global float *s) {
+    size_t i = get_global_id(0);
+    float4 u = a[i], v = b[i];
+    float4 w = u * v + 1.0f;
+    w.x = dot(u, v);
+    out[i] = (float4)(w.wzy, length(u)) + select(v, u, u < v);
+    float4 c = cross(u, v);
+    out[get_global_size(0) + i] = (float4)(c.xy, c.z * 2.0f, u.s3);
+    s[i] = w.y + v.hi.x;
+}
+"""
+
+
+def test_vectors_swizzles_and_geometry_match_opencl():
+    n = 256
+    a = rng(7).standard_normal((n, 4)).astype(np.float32)
+    b = rng(8).standard_normal((n, 4)).astype(np.float32)
+    out_py, out_cl = np.zeros((2 * n, 4), np.float32), np.zeros((2 * n, 4), np.float32)
+    s_py, s_cl = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    P.vectors(a, b, out_py, s_py, global_size=n)
+    build(NO_CONTRACT + VECTORS_CL, CL3).vectors(a, b, out_cl, s_cl, global_size=n)
+    same_bits(out_py, out_cl)
+    same_bits(s_py, s_cl)
+    np.testing.assert_allclose(s_py, a[:, 1] * b[:, 1] + 1 + b[:, 2], rtol=1e-5)
+
+
+INTEGERS_CL = """
+kernel void integers(global const int *a, global const int *b, global int *out,
+                     global uint *uout) {
+    size_t i = get_global_id(0), n = get_global_size(0);
+    int x = a[i], y = b[i];
+    out[i] = x / y;
+    out[n + i] = x % y;
+    out[2 * n + i] = x >> (y & 7);
+    out[3 * n + i] = max(x, y);
+    out[4 * n + i] = abs(x);
+    out[5 * n + i] = clz(x);
+    out[6 * n + i] = popcount(y);
+    out[7 * n + i] = mul_hi(x, y);
+    out[8 * n + i] = rotate(x, y);
+    out[9 * n + i] = x != 0 ? (x < y ? x : y) : -1;
+    uint ux = (uint)x;
+    uout[i] = ux >> 3;
+    uout[n + i] = ux / 7 + (uint)y;
+}
+"""
+
+
+def test_integer_operations_match_opencl():
+    n = 512
+    a = rng(9).integers(-(2**31), 2**31, n, dtype=np.int32)
+    b = rng(10).integers(-1000, 1000, n, dtype=np.int32)
+    a[:3] = (0, -7, 7)
+    b[:3] = (3, 2, -2)
+    b[b == 0] = 1
+    out_py, out_cl = np.zeros(10 * n, np.int32), np.zeros(10 * n, np.int32)
+    u_py, u_cl = np.zeros(2 * n, np.uint32), np.zeros(2 * n, np.uint32)
+    P.integers(a, b, out_py, u_py, global_size=n)
+    build(INTEGERS_CL, CL3).integers(a, b, out_cl, u_cl, global_size=n)
+    same_bits(out_py, out_cl)
+    same_bits(u_py, u_cl)
+    # // and % round toward zero, as in C (documented): -7 // 2 == -3, 7 % -2 == 1.
+    assert out_py[1] == -3 and out_py[n + 2] == 1
+
+
+# --- language features with NumPy references ------------------------------------------------
+def collatz_reference(i: int, limit: int) -> int:
+    x, steps = i + 1, 0
+    while x != 1:
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return min(steps, limit)
+
+
+def test_helpers_loops_and_spec_constants():
+    out = np.zeros(300, np.int32)
+    P.collatz(out, global_size=out.size)  # limit's default, 1000
+    assert out.tolist() == [collatz_reference(i, 1000) for i in range(out.size)]
+    P.collatz(out, 20, global_size=out.size)
+    assert out.tolist() == [collatz_reference(i, 20) for i in range(out.size)]
+    # One SPIR-V module, specialised by SpecId: two Programs of the same bytes.
+    p20, p1000 = P.collatz.program(limit=20), P.collatz.program()
+    assert p20.spirv == p1000.spirv and p20.spec_constants == {0: 20}
+    assert b"__spirv_SpecConstant" not in p20.spirv  # the back end made OpSpecConstant
+    assert P.collatz.spec_ids == {"limit": 0}
+
+
+def test_constant_sizing_an_array_is_baked_per_value():
+    x = np.arange(40, dtype=np.float32)
+    for width in (3, 5):
+        out = np.zeros(32, np.float32)
+        P.window_sum(x, out, width=width, global_size=32)
+        want = np.array([x[i : i + width].sum() for i in range(32)], np.float32)
+        np.testing.assert_array_equal(out, want)
+    assert P.window_sum.program(width=3).spirv != P.window_sum.program(width=5).spirv
+
+
+def test_atomics_in_helpers():
+    counts = np.zeros(8, np.int32)
+    top = np.array([-1, 0], np.int32)
+    flags = np.zeros(100, np.uint8)
+    P.atomics(counts, top, flags, global_size=100)
+    assert counts.tolist() == [13, 13, 13, 13, 12, 12, 12, 12]
+    assert top[0] == 99 and top[1] == 1 and flags.sum() == 1
+
+
+@pytest.mark.skipif(spirv_val_path() is None, reason="spirv-val not installed")
+@pytest.mark.parametrize("name", [k.name for k in module_kernels(vars(P))])
+def test_spirv_passes_spirv_val(name, tmp_path):
+    kern = getattr(P, name)
+    path = tmp_path / f"{name}.spv"
+    path.write_bytes(kern.spirv(**{p.name: 4 for p in kern.constants}))
+    proc = subprocess.run([spirv_val_path(), str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --- errors point at the Python source --------------------------------------------------------
+BAD = {
+    "int_true_division": ("y[i] = x[i] / 2", "'/' on integers is true division"),
+    "unknown_name": ("y[i] = nope", "name 'nope' is not defined"),
+    "narrowing": ("y[i] = x[i] * 1.5", "float32 does not convert implicitly to int32"),
+    "unsupported": ("y[i] = [1][0]", "'List' expressions are not supported"),
+    "bad_call": ("y[i] = print(1)", "cannot call"),
+    "loop_over_list": ("for k in x:\n        pass", "kernels loop only over range"),
+    "return_value": ("return 1", "kernels cannot return values"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_compile_errors_name_file_line_and_column(case, tmp_path, monkeypatch):
+    stmt, message = BAD[case]
+    src = textwrap.dedent(
+        """\
+        import spirvjit
+        from spirvjit.lang import Global, int32, global_id
+
+        @spirvjit.kernel
+        def bad(x: Global[int32], y: Global[int32]):
+            i = global_id(0)
+            {stmt}
+        """
+    ).format(stmt=stmt)
+    path = tmp_path / f"bad_{case}.py"
+    path.write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__(path.stem)
+    with pytest.raises(CompileError) as info:
+        module.bad.spirv()
+    err = info.value
+    assert message in str(err)
+    assert str(err).startswith(f"{path}:7:")
+    assert err.filename == str(path) and err.lineno == 7 and err.col >= 5
+
+
+def test_type_annotation_required(tmp_path, monkeypatch):
+    path = tmp_path / "bad_annotation.py"
+    path.write_text("import spirvjit\n\n@spirvjit.kernel\ndef k(x):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__(path.stem)
+    with pytest.raises(CompileError, match=r"bad_annotation.py:4:7: error: kernel parameter 'x'"):
+        module.k.spirv()
+
+
+# --- no clang, no external tool --------------------------------------------------------------
+NO_TOOLS_SCRIPT = """
+import numpy as np, shutil, spirvjit
+from spirvjit.lang import Global, float32, global_id, sin
+from spirvjit.toolchain import TOOL_NAMES, find_tool
+assert all(find_tool(t) is None for t in TOOL_NAMES), [t for t in TOOL_NAMES if find_tool(t)]
+assert shutil.which("clang-22") is None and shutil.which("clang") is None
+
+@spirvjit.kernel
+def k(x: Global[float32], y: Global[float32]):
+    i = global_id(0)
+    y[i] = sin(x[i]) * 2.0
+
+x = np.linspace(0, 3, 64, dtype=np.float32)
+y = np.zeros_like(x)
+k(x, y, global_size=64)
+assert np.allclose(y, np.sin(x) * 2, atol=1e-6)
+print("ran without tools")
+"""
+
+
+def test_python_kernel_runs_with_every_external_tool_hidden(tmp_path):
+    from spirvjit.toolchain import TOOL_NAMES, env_var
+
+    script = tmp_path / "no_tools.py"
+    script.write_text(NO_TOOLS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPIRVJIT_")}
+    env["PATH"] = str(tmp_path / "empty")  # nothing on PATH at all
+    env["PYTHONPATH"] = str(ROOT)
+    env["SPIRVJIT_CACHE_DIR"] = str(tmp_path / "cache")
+    for tool in TOOL_NAMES:  # also blocks the fallbacks in /usr/lib/llvm-22/bin
+        env[env_var(tool)] = str(tmp_path / "missing" / tool)
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ran without tools" in proc.stdout
+
+
+# --- spirvjit build on a Python module -----------------------------------------------------
+def test_build_unified_binary_from_python_module(tmp_path):
+    from spirvjit.ubin.build import Input, build_contents
+
+    contents = build_contents([Input.from_path(ROOT / "tests/kernels/py_kernels.py")])
+    names = {k.name for k in contents.kernels}
+    assert {"saxpy", "sgemm", "histogram", "mandelbrot", "collatz"} <= names
+    assert "window_sum" in names  # its Constant sizes an array: the default is baked in
+    prog = spirvjit.Program(contents.modules[0], {0: 7})  # collatz's limit is SpecId 0
+    out = np.zeros(50, np.int32)
+    prog.kernel("collatz")(out, global_size=50)
+    assert out.tolist() == [collatz_reference(i, 7) for i in range(50)]
