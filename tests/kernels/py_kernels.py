@@ -9,18 +9,22 @@ import spirvjit
 from spirvjit import Constant
 from spirvjit.lang import (
     LOCAL_MEM_FENCE,
+    ConstantMem,
     Global,
     Local,
+    any,
     atomic_add,
     atomic_cmpxchg,
     atomic_inc,
     atomic_max,
     barrier,
+    bitcast,
     clamp,
     clz,
     cross,
     dot,
     float4,
+    float16,
     float32,
     float64,
     fma,
@@ -30,6 +34,7 @@ from spirvjit.lang import (
     int4,
     int32,
     int64,
+    isnan,
     length,
     local_array,
     local_id,
@@ -42,6 +47,7 @@ from spirvjit.lang import (
     select,
     uint8,
     uint32,
+    work_dim,
 )
 
 TILE = 16
@@ -242,3 +248,48 @@ def atomics(counts: Global[int32], top: Global[int32], flags: Global[uint8]):
         flags[i] = uint8(1)
     if old < 0:
         flags[i] = uint8(2)
+
+
+# A bit of everything else: __constant and half pointers, a by-value vector, a local
+# array handed to a helper, tuple swaps, 2-D private arrays, a downward range, and/or,
+# conditional expressions, bitcast, any(), float atomics, reqd_work_group_size.
+@spirvjit.func
+def square(v):
+    return v * v
+
+
+@spirvjit.func
+def array_sum(t, n: int32) -> float32:
+    s = float32(0)
+    for k in range(n):
+        s += t[k]
+    return s
+
+
+@spirvjit.kernel(local_size=(8,))
+def features(
+    x: Global[float32],
+    c: ConstantMem[float32],
+    h: Global[float16],
+    v: float4,
+    out: Global[float32],
+    total: Global[float32],
+):
+    i = global_id(0)
+    t = local_array(float32, 8)
+    t[local_id(0)] = x[i]
+    barrier()
+    group_sum = array_sum(t, 8)
+    a, b = x[i], c[i % 4]
+    a, b = b, a
+    p = private_array(int32, (2, 3))
+    for r in range(1, -1, -1):
+        for q in range(3):
+            p[r, q] = r * 10 + q
+    val = float32(p[1, 2]) + (1.0 if a > 0.0 and not isnan(b) else -1.0)
+    sign = bitcast(x[i], uint32) >> 31
+    h[i] = float16(x[i] * 2.0)
+    vv = v * 2.0
+    big = any(vv > float4(3.0))
+    out[i] = group_sum + val + square(a) + float32(sign) + vv.w + float32(big) + float32(work_dim())
+    atomic_add(total, 0, 1.5)

@@ -266,6 +266,47 @@ def test_atomics_in_helpers():
     assert top[0] == 99 and top[1] == 1 and flags.sum() == 1
 
 
+def test_language_features():
+    x = np.arange(16, dtype=np.float32) - 4
+    c = np.array([1, 2, 3, 4], np.float32)
+    h = np.zeros(16, np.float16)
+    out = np.zeros(16, np.float32)
+    total = np.zeros(1, np.float32)
+    P.features(x, c, h, spirvjit.lang.float4(1, 2, 3, 4), out, total, global_size=16)
+    a = c[np.arange(16) % 4]
+    want = x.reshape(2, 8).sum(1).repeat(8) + 12 + np.where(a > 0, 1, -1) + a * a + (x < 0)
+    want += 8 + 1 + 1  # v.w * 2, any(v * 2 > 3), work_dim()
+    np.testing.assert_array_equal(out, want.astype(np.float32))
+    np.testing.assert_array_equal(h, (x * 2).astype(np.float16))
+    assert total[0] == 24.0
+    assert P.features.program().signatures["features"].required_local_size == (8, 1, 1)
+
+
+def test_many_modules_in_one_process_stay_valid():
+    """LLVM 22.1's SPIR-V back end keeps module state in a static: in one process, later
+    modules came out with ids defined twice (about 1 in 5 after the first dozen), which
+    the reader rejects. Each module is now compiled in a fresh fork."""
+    from spirvjit.frontend.python.compiler import compile_kernels
+    from spirvjit.spirv.reader import read_module
+
+    for _ in range(20):
+        for kern in (P.math_f64, P.math_funcs, P.saxpy):
+            read_module(compile_kernels([kern], None))
+
+
+def test_back_end_fatal_error_is_a_compile_error_not_an_abort():
+    from spirvjit.frontend.python.backend import emit_spirv
+
+    half_atomic = (
+        'target triple = "spirv64-unknown-unknown"\n'
+        "define spir_kernel void @k(ptr addrspace(1) %p) {\n"
+        "  %o = atomicrmw fadd ptr addrspace(1) %p, half 1.0 monotonic\n"
+        "  ret void\n}\n"
+    )
+    with pytest.raises(CompileError, match="SPV_EXT_shader_atomic_float16_add"):
+        emit_spirv(half_atomic, "k")
+
+
 @pytest.mark.skipif(spirv_val_path() is None, reason="spirv-val not installed")
 @pytest.mark.parametrize("name", [k.name for k in module_kernels(vars(P))])
 def test_spirv_passes_spirv_val(name, tmp_path):

@@ -16,37 +16,10 @@ from llvmlite import ir
 
 from ...errors import CompileError
 from . import types as T
+from .backend import TRIPLE, data_layout, emit_spirv
 from .lower import I32, FunctionLowering, NeedsConstantValue, Unit, Var, lit_type
 from .source import Source, parse
 from .values import ArrayRef, Lit, Val
-
-TRIPLE = "spirv64-unknown-unknown"
-_llvm_lock = threading.Lock()
-_data_layout: str | None = None
-
-
-def _machine():
-    """A new SPIR-V target machine (LLVM initialised on first use). Each module needs its
-    own: LLVM 22's SPIR-V back end keeps per-module state (its global registry) in the
-    subtarget, and a second, different module through one target machine crashes."""
-    import llvmlite.binding as llvm
-
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    try:
-        target = llvm.Target.from_triple(TRIPLE)
-    except RuntimeError as exc:
-        raise CompileError(
-            f"this llvmlite has no SPIR-V target ({exc}); llvmlite >= 0.50 has one"
-        ) from exc
-    return target.create_target_machine(opt=2)
-
-
-def data_layout() -> str:
-    global _data_layout
-    if _data_layout is None:
-        _data_layout = str(_machine().target_data)
-    return _data_layout
 
 
 def new_unit(name: str) -> Unit:
@@ -476,33 +449,6 @@ def module_text(unit: Unit) -> str:
         if line.startswith("define ") and ", !" in line:
             lines[i] = line.replace(", !", " !")
     return "\n".join(lines) + "\n"
-
-
-def emit_spirv(llvm_ir: str, name: str) -> bytes:
-    """LLVM IR text -> SPIR-V binary, with llvmlite's SPIR-V back end."""
-    import llvmlite.binding as llvm
-
-    with _llvm_lock:
-        tm = _machine()
-        try:
-            mod = llvm.parse_assembly(llvm_ir)
-            mod.name = name
-            mod.verify()
-        except RuntimeError as exc:  # a lowering bug, not the user's: say so
-            raise CompileError(
-                f"internal error: invalid LLVM IR for {name}: {exc}", llvm_ir
-            ) from exc
-        # Only SROA (locals to registers) and CFG cleanup: InstCombine would rewrite
-        # constant-offset GEPs to i8 GEPs, and the SPIR-V back end deduces a kernel
-        # argument's pointee type from its uses before it reads kernel_arg_type, so an
-        # int* argument read at [1] would become a char*. The JIT optimizes (O3) later.
-        pto = llvm.create_pipeline_tuning_options(speed_level=0)
-        pb = llvm.create_pass_builder(tm, pto)
-        mpm = llvm.create_new_module_pass_manager()
-        mpm.add_sroa_pass()
-        mpm.add_simplify_cfg_pass()
-        mpm.run(mod, pb)
-        return bytes(tm.emit_object(mod))
 
 
 def module_kernels(namespace: Mapping[str, object]) -> list[KernelFunction]:

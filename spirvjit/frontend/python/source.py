@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import inspect
-import textwrap
+import linecache
 from dataclasses import dataclass
 
 from ...errors import CompileError
@@ -39,32 +40,37 @@ class Source:
         return err
 
 
+@functools.lru_cache(maxsize=64)
+def _module_tree(filename: str, text: str) -> ast.Module:
+    return ast.parse(text, filename)
+
+
 def parse(fn) -> Source:
-    """Parses ``fn``'s definition; its decorators are kept out of the tree."""
-    try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as exc:
+    """Parses the file ``fn`` comes from (once per file) and finds its ``def`` by line:
+    positions in the tree are the file's own, so messages point at the right column."""
+    code = fn.__code__
+    filename = inspect.getsourcefile(fn) or code.co_filename
+    lines = linecache.getlines(filename, fn.__globals__)
+    fdef = None
+    if lines:
+        try:
+            tree = _module_tree(filename, "".join(lines))
+        except SyntaxError:
+            tree = None
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.FunctionDef) and node.name == fn.__name__:
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if code.co_firstlineno in (first, node.lineno):
+                    fdef = node
+                    break
+    if fdef is None:
         raise CompileError(
-            f"cannot read the source of {fn.__qualname__}: {exc} (kernels must be defined "
-            "in a file, not typed at an interactive prompt or built with exec)"
-        ) from exc
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    # Columns in messages must match the file: add back what dedent removed.
-    indent = len(lines[0]) - len(lines[0].lstrip()) - (len(dedented) - len(dedented.lstrip()))
-    tree = ast.parse(dedented)
-    ast.increment_lineno(tree, first - 1)
-    if indent:
-        for node in ast.walk(tree):
-            if hasattr(node, "col_offset"):
-                node.col_offset += indent
-    fdef = tree.body[0]
-    if not isinstance(fdef, ast.FunctionDef):
-        raise CompileError(f"{fn.__qualname__} is not a plain 'def' function")
+            f"cannot read the source of {fn.__qualname__} (kernels must be defined in a "
+            "file, not typed at an interactive prompt or built with exec)"
+        )
     closure = {}
     if fn.__closure__:
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
+        for name, cell in zip(code.co_freevars, fn.__closure__, strict=True):
             with contextlib.suppress(ValueError):  # a cell not bound yet
                 closure[name] = cell.cell_contents
-    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
     return Source(filename, fdef, fn.__globals__, closure)
