@@ -293,3 +293,41 @@ def features(
     big = any(vv > float4(3.0))
     out[i] = group_sum + val + square(a) + float32(sign) + vv.w + float32(big) + float32(work_dim())
     atomic_add(total, 0, 1.5)
+
+
+# Syntax the docs promise: chained subscripts, lane assignment, comparison chains,
+# a run-time range step, elif, folded literal arithmetic (C rounding), a barrier in a
+# helper with its own local array.
+@spirvjit.func
+def group_max(v: int32) -> int32:
+    scratch = local_array(int32, 64)
+    scratch[local_id(0)] = v
+    barrier(LOCAL_MEM_FENCE)
+    best = scratch[0]
+    for k in range(1, local_size(0)):
+        best = max(best, scratch[k])
+    barrier(LOCAL_MEM_FENCE)
+    return best
+
+
+@spirvjit.kernel
+def syntax(out: Global[int32], vec: Global[float4], step: int32):
+    i = int32(global_id(0))
+    grid = private_array(int32, (3, 4))
+    for r in range(3):
+        for c in range(4):
+            grid[r][c] = r * 4 + c
+    total = 0
+    for k in range(11, -1, step):  # step is -3 at run time: 11, 8, 5, 2
+        total += grid[k // 4, k % 4]
+    if 0 <= i < 4:
+        kind = 1
+    elif i < 8:
+        kind = 2
+    else:
+        kind = 3
+    v = vec[i]
+    v.xy = v.yx
+    v.w = float32(-7 // 2 + -7 % 2)  # -3 + -1
+    vec[i] = v
+    out[i] = total * 100 + kind * 10 + group_max(i)

@@ -282,6 +282,18 @@ def test_language_features():
     assert P.features.program().signatures["features"].required_local_size == (8, 1, 1)
 
 
+def test_syntax_the_docs_promise():
+    out = np.zeros(16, np.int32)
+    vec = np.arange(64, dtype=np.float32).reshape(16, 4)
+    P.syntax(out, vec, np.int32(-3), global_size=16, local_size=8)
+    kinds = np.array([1] * 4 + [2] * 4 + [3] * 8)
+    group_max = np.repeat([7, 15], 8)
+    np.testing.assert_array_equal(out, (11 + 8 + 5 + 2) * 100 + kinds * 10 + group_max)
+    want = np.arange(64, dtype=np.float32).reshape(16, 4)[:, [1, 0, 2, 3]]
+    want[:, 3] = -4
+    np.testing.assert_array_equal(vec, want)
+
+
 def test_many_modules_in_one_process_stay_valid():
     """LLVM 22.1's SPIR-V back end keeps module state in a static: in one process, later
     modules came out with ids defined twice (about 1 in 5 after the first dozen), which
@@ -326,6 +338,12 @@ BAD = {
     "bad_call": ("y[i] = print(1)", "cannot call"),
     "loop_over_list": ("for k in x:\n        pass", "kernels loop only over range"),
     "return_value": ("return 1", "kernels cannot return values"),
+    "vector_lane": ("y[i] = x[i].x", "'.x' is not supported on this value"),
+    "bad_range": ("for k in range(1.5):\n        pass", "range needs integers"),
+    "shape": (
+        "a = spirvjit.lang.local_array(int32, (i, 2))",
+        "needs a shape of positive constant integers",
+    ),
 }
 
 
@@ -381,6 +399,9 @@ x = np.linspace(0, 3, 64, dtype=np.float32)
 y = np.zeros_like(x)
 k(x, y, global_size=64)
 assert np.allclose(y, np.sin(x) * 2, atol=1e-6)
+# NVIDIA: PTX text (the CUDA driver compiles it; ptxas, absent, would make a cubin).
+ptx, _ = k.program().for_target(spirvjit.parse_target("sm_90")).object_code("k")
+assert ptx.startswith(b"//") and b".target sm_90" in ptx and b".entry" in ptx
 print("ran without tools")
 """
 

@@ -1,0 +1,104 @@
+"""Python kernels against their OpenCL C twins: cold compile time and run time.
+
+    PYTHONPATH=. python3 benchmarks/python_kernels.py compile   # one fresh process per kernel
+    PYTHONPATH=. python3 benchmarks/python_kernels.py speed     # Mandelbrot and sgemm
+
+``compile`` reports, for each Python twin in tests/kernels/py_kernels.py, the time from
+the decorated function to SPIR-V (parse + lowering + LLVM's SPIR-V back end) and on to
+native code (spirvjit's JIT), in a fresh process with the kernel cache off. ``speed``
+runs the Python twins and the OpenCL C originals (built by clang-22) on the same inputs
+and reports the best of several launches (contraction off in both, so the work is the
+same).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "kernels"))
+
+COLD = """
+import sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {kernels!r})
+import py_kernels
+kern = getattr(py_kernels, {name!r})
+t1 = time.perf_counter()
+spirv = kern.spirv()
+t2 = time.perf_counter()
+kern.program().kernel({name!r}).compile()
+t3 = time.perf_counter()
+print(f"{{(t2 - t1) * 1e3:.1f}} {{(t3 - t2) * 1e3:.1f}} {{(t1 - t0) * 1e3:.1f}}")
+"""
+
+
+def cold_compile(names: list[str]) -> None:
+    env = dict(os.environ, SPIRVJIT_CACHE="0", PYTHONPATH=str(ROOT))
+    print("kernel        to SPIR-V ms   JIT to native ms   (import spirvjit + module ms)")
+    for name in names:
+        code = COLD.format(kernels=str(ROOT / "tests" / "kernels"), name=name)
+        runs = []
+        for _ in range(3):
+            out = subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout.split()
+            runs.append(tuple(map(float, out)))
+        best = min(runs)
+        print(f"{name:12s}  {best[0]:10.1f}   {best[1]:16.1f}   ({best[2]:.0f})")
+
+
+def best_of(fn, repeat: int = 7) -> float:
+    fn()  # compile and warm up
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def speed() -> None:
+    import py_kernels as P
+    from harness import build
+
+    contract_off = "#pragma OPENCL FP_CONTRACT OFF\n"
+    w, h, iters = 1024, 768, 256
+    args = (np.float32(-2.0), np.float32(-1.0), np.float32(3.0 / w), np.float32(2.0 / h))
+    out_py, out_cl = np.zeros((h, w), np.int32), np.zeros((h, w), np.int32)
+    mandel_cl = build((ROOT / "examples/kernels/mandelbrot.cl").read_text()).mandelbrot
+    t_py = best_of(lambda: P.mandelbrot(out_py, *args, np.int32(iters), global_size=(w, h)))
+    t_cl = best_of(lambda: mandel_cl(out_cl, *args, np.int32(iters), global_size=(w, h)))
+    assert np.array_equal(out_py, out_cl)
+    print(
+        f"mandelbrot {w}x{h}, {iters} it: Python {t_py * 1e3:.2f} ms, "
+        f"OpenCL C {t_cl * 1e3:.2f} ms, ratio {t_py / t_cl:.3f}"
+    )
+    n = 512
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    c_py, c_cl = np.zeros((n, n), np.float32), np.zeros((n, n), np.float32)
+    sgemm_cl = build(contract_off + (ROOT / "benchmarks/kernels/sgemm.cl").read_text()).sgemm
+    geo = dict(global_size=(n, n), local_size=(16, 16))
+    t_py = best_of(lambda: P.sgemm(a, b, c_py, np.int32(n), **geo))
+    t_cl = best_of(lambda: sgemm_cl(a, b, c_cl, np.int32(n), **geo))
+    assert np.array_equal(c_py, c_cl)
+    print(
+        f"sgemm {n}x{n}: Python {t_py * 1e3:.2f} ms, OpenCL C {t_cl * 1e3:.2f} ms, "
+        f"ratio {t_py / t_cl:.3f}"
+    )
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "compile"
+    if what == "compile":
+        cold_compile(sys.argv[2:] or ["saxpy", "reduction", "histogram", "sgemm", "mandelbrot"])
+    else:
+        speed()
