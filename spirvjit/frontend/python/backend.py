@@ -53,7 +53,9 @@ def _target_machine():
         raise CompileError(
             f"this llvmlite has no SPIR-V target ({exc}); llvmlite 0.50 has"
         ) from exc
-    return target.create_target_machine(opt=2)
+    # Codegen at O0: at O2, loop strength reduction turns p[i] in a loop into i8 GEPs,
+    # and the back end then types the pointer argument char* (see _emit_here).
+    return target.create_target_machine(opt=0)
 
 
 def data_layout() -> str:
