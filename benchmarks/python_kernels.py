@@ -25,33 +25,63 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "kernels"))
 
 COLD = """
-import sys, time
+import resource, sys, time
+def cpu():
+    own, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 t0 = time.perf_counter()
 sys.path.insert(0, {kernels!r})
 import py_kernels
 kern = getattr(py_kernels, {name!r})
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), cpu()
 spirv = kern.spirv()
-t2 = time.perf_counter()
+t2, c2 = time.perf_counter(), cpu()
 kern.program().kernel({name!r}).compile()
 t3 = time.perf_counter()
-print(f"{{(t2 - t1) * 1e3:.1f}} {{(t3 - t2) * 1e3:.1f}} {{(t1 - t0) * 1e3:.1f}}")
+times = (t2 - t1, c2 - c1, t3 - t2, t1 - t0)
+print(" ".join(f"{{t * 1e3:.1f}}" for t in times))
 """
+CLANG = """
+import sys, time
+import spirvjit
+from spirvjit.frontend.opencl import opencl_to_spirv
+source = open({path!r}).read()
+t0 = time.perf_counter()
+opencl_to_spirv(source)
+print(f"{{(time.perf_counter() - t0) * 1e3:.1f}}")
+"""
+TWINS = {
+    "saxpy": "examples/kernels/saxpy.cl",
+    "reduction": "benchmarks/kernels/reduction.cl",
+    "histogram": "benchmarks/kernels/histogram.cl",
+    "sgemm": "benchmarks/kernels/sgemm.cl",
+    "mandelbrot": "examples/kernels/mandelbrot.cl",
+}
 
 
 def cold_compile(names: list[str]) -> None:
     env = dict(os.environ, SPIRVJIT_CACHE="0", PYTHONPATH=str(ROOT))
-    print("kernel        to SPIR-V ms   JIT to native ms   (import spirvjit + module ms)")
+    print(
+        "kernel       Python->SPIR-V ms (CPU ms)   clang-22 OpenCL C->SPIR-V ms"
+        "   spirvjit JIT to native ms"
+    )
     for name in names:
         code = COLD.format(kernels=str(ROOT / "tests" / "kernels"), name=name)
-        runs = []
+        runs, clang = [], []
         for _ in range(3):
             out = subprocess.run(
                 [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
             ).stdout.split()
             runs.append(tuple(map(float, out)))
+            if name in TWINS:
+                src = CLANG.format(path=str(ROOT / TWINS[name]))
+                proc = subprocess.run(
+                    [sys.executable, "-c", src], env=env, capture_output=True, text=True, check=True
+                )
+                clang.append(float(proc.stdout))
         best = min(runs)
-        print(f"{name:12s}  {best[0]:10.1f}   {best[1]:16.1f}   ({best[2]:.0f})")
+        cl = f"{min(clang):10.1f}" if clang else "         -"
+        print(f"{name:12s} {best[0]:10.1f} ({best[1]:5.1f})        {cl}{best[2]:28.1f}")
 
 
 def best_of(fn, repeat: int = 7) -> float:
