@@ -359,6 +359,11 @@ BAD = {
     "bad_call": ("y[i] = print(1)", "cannot call"),
     "loop_over_list": ("for k in x:\n        pass", "kernels loop only over range"),
     "return_value": ("return 1", "kernels cannot return values"),
+    "negative_index": ("y[-1] = x[0]", "negative index -1: no wrap-around"),
+    "float_shift": ("y[i] = x[i] << 1.5", "a shift count must be an integer"),
+    "invert_float": ("y[i] = x[i] + int32(~1.5)", "operator Invert is not defined on 1.5"),
+    "fold_type": ("y[i] = x[i] + (1.5 << 2)", "cannot evaluate constant expression"),
+    "constant_memory": ("x[i] = 1", "ConstantMem (__constant) memory is read-only"),
     "vector_lane": ("y[i] = x[i].x", "'.x' is not supported on this value"),
     "bad_range": ("for k in range(1.5):\n        pass", "range needs integers"),
     "shape": (
@@ -374,14 +379,16 @@ def test_compile_errors_name_file_line_and_column(case, tmp_path, monkeypatch):
     src = textwrap.dedent(
         """\
         import spirvjit
-        from spirvjit.lang import Global, int32, global_id
+        from spirvjit.lang import ConstantMem, Global, int32, global_id
 
         @spirvjit.kernel
-        def bad(x: Global[int32], y: Global[int32]):
+        def bad(x: {xtype}, y: Global[int32]):
             i = global_id(0)
             {stmt}
         """
-    ).format(stmt=stmt)
+    ).format(
+        stmt=stmt, xtype="ConstantMem[int32]" if case == "constant_memory" else "Global[int32]"
+    )
     path = tmp_path / f"bad_{case}.py"
     path.write_text(src)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -236,7 +236,8 @@ class FunctionLowering(ast.NodeVisitor):
                 node,
             )
         elif isinstance(target, ast.Subscript):
-            ptr, ty = self.address(target)
+            base = self.writable(self.expr(target.value), target)
+            ptr, ty = self.address(target, base)
             old = Val(ty, self.load(ptr, ty))
             self.store(ptr, ty, self.binop(node.op, old, self.expr(node.value), node), node)
         elif isinstance(target, ast.Attribute):
@@ -274,7 +275,7 @@ class FunctionLowering(ast.NodeVisitor):
                     target.value, self.lane_indices_subscript(target, base.type), value, node
                 )
                 return
-            ptr, ty = self.address(target, base)
+            ptr, ty = self.address(target, self.writable(base, target))
             self.store(ptr, ty, value, node)
         elif isinstance(target, ast.Attribute):
             base = self.expr(target.value)
@@ -285,6 +286,12 @@ class FunctionLowering(ast.NodeVisitor):
             self.assign_lanes(target.value, self.swizzle_lanes(target, base.type), value, node)
         else:
             raise self.err(target, f"cannot assign to {type(target).__name__}")
+
+    def writable(self, base, node):
+        pointer = isinstance(base, Val) and isinstance(base.type, T.Pointer)
+        if pointer and base.type.space == T.CONSTANT:
+            raise self.err(node, "ConstantMem (__constant) memory is read-only")
+        return base
 
     def assign_lanes(self, var_node, lanes: list[int], value, node) -> None:
         if not isinstance(var_node, ast.Name) or not isinstance(self.vars.get(var_node.id), Var):
@@ -624,6 +631,8 @@ class FunctionLowering(ast.NodeVisitor):
             and isinstance(value.value, int)
             and not isinstance(value.value, bool)
         ):
+            if value.value < 0:  # Python would count from the end; a pointer cannot
+                raise self.err(node, f"negative index {value.value}: no wrap-around in kernels")
             return ir.Constant(I64, value.value)
         if isinstance(value, Val) and isinstance(value.type, T.Scalar) and value.type.is_int:
             return self.convert(value, T.INT64 if value.type.signed else T.UINT64, node).ir
@@ -719,21 +728,26 @@ class FunctionLowering(ast.NodeVisitor):
                 "BitAnd": operator.and_, "BitOr": operator.or_, "BitXor": operator.xor,
             }  # fmt: skip
             return Lit(ops[name](a, b))
-        except (ZeroDivisionError, ValueError, OverflowError, KeyError) as exc:
+        except (ZeroDivisionError, ValueError, OverflowError, KeyError, TypeError) as exc:
             raise self.err(node, f"cannot evaluate constant expression: {exc}") from None
 
     def shift(self, op, a, b, node):
-        # The result has the left operand's type; the count is taken modulo its width,
-        # as OpenCL C defines (LLVM would make an oversized shift poison).
-        ty = a.type if isinstance(a, Val) else (b.type if isinstance(b, Val) else lit_type(a.value))
-        if isinstance(a, Lit):
-            ty = elem_of(b.type) if isinstance(b.type, T.Scalar) else b.type
+        # The result has the left operand's type (a literal's: the count's); the count
+        # is taken modulo the width, as OpenCL C defines (LLVM would make it poison).
+        ty = a.type if isinstance(a, Val) else b.type
         if not elem_of(ty).is_int:
             raise self.err(node, f"shifts need integers, got {ty!r}")
+        if isinstance(b, Lit):
+            if not isinstance(b.value, int) or isinstance(b.value, bool):
+                raise self.err(node, f"a shift count must be an integer, got {b.value!r}")
+            y = self.const(ty, b.value)
+        else:
+            if not elem_of(b.type).is_int:
+                raise self.err(node, f"a shift count must be an integer, got {b.type!r}")
+            if isinstance(b.type, T.Vector) and b.type.lanes != getattr(ty, "lanes", 0):
+                raise self.err(node, f"cannot shift {ty!r} by {b.type!r}")
+            y = self.convert(b, ty, node).ir
         x = self.coerce(a, ty, node).ir
-        if isinstance(b, Val) and isinstance(b.type, T.Vector) != isinstance(ty, T.Vector):
-            raise self.err(node, "shift a vector by a vector or a scalar count")
-        y = self.convert(b, ty, node).ir if isinstance(b, Val) else self.const(ty, b.value)
         y = self.b.and_(y, self.const(ty, elem_of(ty).bits - 1))
         if isinstance(op, ast.LShift):
             return Val(ty, self.b.shl(x, y))
@@ -763,7 +777,10 @@ class FunctionLowering(ast.NodeVisitor):
                 "Not": operator.not_,
                 "Invert": operator.invert,
             }
-            return Lit(ops[name](v.value))
+            try:
+                return Lit(ops[name](v.value))
+            except TypeError:  # ~1.5
+                raise self.err(node, f"operator {name} is not defined on {v.value!r}") from None
         if name == "Not":
             return Val(T.BOOL, self.b.not_(self.truth(v, node)))
         if not isinstance(v, Val) or isinstance(v.type, (T.Pointer,)):
@@ -852,7 +869,9 @@ class FunctionLowering(ast.NodeVisitor):
         if s is None:
             raise self.err(node, f"comparison {type(op).__name__} is not supported in kernels")
         if isinstance(a, Lit) and isinstance(b, Lit):
-            return Lit(eval(f"a {s} b", {"a": a.value, "b": b.value}))  # noqa: S307 (two numbers)
+            compare = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+            compare.update({"==": operator.eq, "!=": operator.ne})
+            return Lit(compare[s](a.value, b.value))
         ty = self.unify([a, b], node)
         x, y = self.coerce(a, ty, node).ir, self.coerce(b, ty, node).ir
         el = elem_of(ty)
@@ -1122,6 +1141,8 @@ class FunctionLowering(ast.NodeVisitor):
             )
             if isinstance(ty, T.Vector) and isinstance(cond.type, T.Scalar):
                 c = self.convert(Val(T.BOOL, c), T.Vector(T.BOOL, ty.lanes), node).ir
+            elif isinstance(cond.type, T.Vector) and getattr(ty, "lanes", 0) != cond.type.lanes:
+                raise self.err(node, f"select: a {cond.type!r} condition for {ty!r} values")
             return Val(
                 ty, self.b.select(c, self.coerce(a, ty, node).ir, self.coerce(b, ty, node).ir)
             )
@@ -1293,7 +1314,7 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.err(
                 node, f"{name}() takes {want} arguments (array, index{', value' * (want - 2)})"
             )
-        base = self.expr(node.args[0])
+        base = self.writable(self.expr(node.args[0]), node.args[0])
         fake = ast.Subscript(value=node.args[0], slice=node.args[1], ctx=ast.Load())
         ast.copy_location(fake, node)
         result = self.address(fake, base)
