@@ -331,3 +331,19 @@ def syntax(out: Global[int32], vec: Global[float4], step: int32):
     v.w = float32(-7 // 2 + -7 % 2)  # -3 + -1
     vec[i] = v
     out[i] = total * 100 + kind * 10 + group_max(i)
+
+
+# Spec constants of every kind: int64, float, bool, uint32.
+@spirvjit.kernel
+def spec_types(
+    out: Global[float32],
+    big: Constant[int64] = 5,
+    scale: Constant[float] = 1.5,
+    negate: Constant[bool] = False,
+    small: Constant[uint32] = 7,
+):
+    i = global_id(0)
+    v = float32(i) * scale + float32(big) + float32(small)
+    if negate:
+        v = -v
+    out[i] = v

@@ -247,6 +247,17 @@ def test_helpers_loops_and_spec_constants():
     assert P.collatz.spec_ids == {"limit": 0}
 
 
+def test_spec_constants_of_every_kind():
+    out = np.zeros(4, np.float32)
+    P.spec_types(out, global_size=4)
+    np.testing.assert_array_equal(out, np.arange(4) * 1.5 + 12)
+    P.spec_types(out, 2**40, 0.5, True, 4_000_000_000, global_size=4)
+    np.testing.assert_array_equal(out, -(np.arange(4) * 0.5 + 2**40 + 4e9).astype(np.float32))
+    assert P.spec_types.spec_ids == {"big": 0, "scale": 1, "negate": 2, "small": 3}
+    with pytest.raises(CompileError, match="small=-1 is not a uint32"):
+        P.spec_types.program(small=-1)
+
+
 def test_constant_sizing_an_array_is_baked_per_value():
     x = np.arange(40, dtype=np.float32)
     for width in (3, 5):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -284,16 +285,7 @@ class KernelFunction:
             value = p.default
         else:
             raise CompileError(f"kernel '{self.name}': no value for Constant parameter '{p.name}'")
-        scalar = p.type.scalar
-        if scalar.kind == "bool":
-            return Lit(bool(value))
-        if scalar.is_int:
-            if isinstance(value, float) or not -(1 << (scalar.bits - 1)) <= int(value) < (
-                1 << scalar.bits
-            ):
-                raise CompileError(f"kernel '{self.name}': {p.name}={value!r} is not a {scalar!r}")
-            return Lit(int(value))
-        return Lit(float(value))
+        return Lit(_spec_value(p, value, self.name))
 
     def spirv(self, **values) -> bytes:
         """The kernel's SPIR-V module. Its Constant parameters are specialization
@@ -388,16 +380,28 @@ class KernelFunction:
 
 
 def _spec_value(p: Param, value, kernel: str):
+    """A Constant parameter's value as its type's Python value (CompileError if it is not
+    one: no wrapping of -1 into a uint32 here, unlike literals in expressions)."""
     scalar = p.type.scalar
+    bad = CompileError(f"kernel '{kernel}': {p.name}={value!r} is not a {scalar!r}")
     if scalar.kind == "bool":
+        if not isinstance(value, (bool, int)) or value not in (0, 1):
+            raise bad
         return bool(value)
     if scalar.is_int:
-        if isinstance(value, float) or not -(1 << (scalar.bits - 1)) <= int(value) < (
-            1 << scalar.bits
-        ):
-            raise CompileError(f"kernel '{kernel}': {p.name}={value!r} is not a {scalar!r}")
+        if isinstance(value, (float, bool)) or not isinstance(value, int):
+            try:
+                value = operator.index(value)  # NumPy integers
+            except TypeError:
+                raise bad from None
+        low = -(1 << (scalar.bits - 1)) if scalar.signed else 0
+        if not low <= value < low + (1 << scalar.bits):
+            raise bad
         return int(value)
-    return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise bad from None
 
 
 def _kernel_metadata(module: ir.Module, fn: ir.Function, params: list[Param], local_size) -> None:
