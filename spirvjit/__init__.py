@@ -14,12 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from . import lang
 from .backends.cpu.launcher import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
-from .frontend.python import func, kernel
-from .lang import Constant
 from .program import Kernel, Program
 from .target import Target, parse_target
 
@@ -82,4 +79,14 @@ def __getattr__(name: str):
         from .ubin import api
 
         return getattr(api, name)
+    # Python kernels (kernel, func, Constant, lang): loaded on first use likewise.
+    if name in ("kernel", "func"):
+        from .frontend import python
+
+        return getattr(python, name)
+    if name in ("lang", "Constant"):
+        import importlib  # not `from . import lang`: that asks this __getattr__ again
+
+        lang = importlib.import_module(".lang", __name__)
+        return lang if name == "lang" else lang.Constant
     raise AttributeError(f"module 'spirvjit' has no attribute {name!r}")
