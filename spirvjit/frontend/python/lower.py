@@ -360,17 +360,12 @@ class FunctionLowering(ast.NodeVisitor):
         if len(args) == 2:
             args.append(Lit(1))
         start, stop, step = args
-        for a, n in zip(
-            args, it.args if len(it.args) == 3 else [None] + it.args + [None], strict=False
-        ):
+        for a in args:
             if isinstance(a, Val) and not (isinstance(a.type, T.Scalar) and a.type.is_int):
-                raise self.err(n or it, f"range needs integers, got {a.type!r}")
-            if (
-                isinstance(a, Lit)
-                and not isinstance(a.value, int)
-                or isinstance(a, (Obj, ArrayRef, Tuple))
-            ):
-                raise self.err(n or it, "range needs integers")
+                raise self.err(it, f"range needs integers, got {a.type!r}")
+            integer = isinstance(a, Lit) and isinstance(a.value, int)
+            if not integer and not isinstance(a, Val):
+                raise self.err(it, "range needs integers")
         name = node.target.id
         var = self.vars.get(name)
         if isinstance(var, Var):
@@ -1071,11 +1066,8 @@ class FunctionLowering(ast.NodeVisitor):
             if len(args) != 1:
                 raise self.err(node, f"{ty!r}(...) takes one argument")
             return self.convert(args[0], ty, node)
-        if len(args) == 1:
-            a = args[0]
-            if isinstance(a, Val) and isinstance(a.type, T.Vector):
-                return self.convert(a, ty, node)
-            return self.convert(a, ty, node)
+        if len(args) == 1:  # float4(x) copies x to every lane; float4(int4_v) converts
+            return self.convert(args[0], ty, node)
         lanes = []
         for a, n in zip(args, node.args, strict=True):
             if isinstance(a, Val) and isinstance(a.type, T.Vector):
@@ -1092,7 +1084,8 @@ class FunctionLowering(ast.NodeVisitor):
         return Val(ty, vec)
 
     def coerce_or_convert(self, v, ty, node):
-        # Vector constructors convert their lanes explicitly (the type is written out).
+        # Vector constructors convert their lanes explicitly (the type is written out),
+        # but a float literal in an integer vector is more likely a mistake: an error.
         if isinstance(v, Lit) and isinstance(v.value, float) and ty.is_int:
             return self.coerce(v, ty, node)
         return self.convert(v, ty, node)
@@ -1122,8 +1115,7 @@ class FunctionLowering(ast.NodeVisitor):
                     node, "barrier flags must be constants (LOCAL_MEM_FENCE, GLOBAL_MEM_FENCE)"
                 )
             fn = self.unit.declare("_Z7barrierj", ir.VoidType(), [I32], convergent=True)
-            call = self.b.call(fn, [ir.Constant(I32, flags.value)])
-            call.attributes.add("convergent") if hasattr(call, "attributes") else None
+            self.b.call(fn, [ir.Constant(I32, flags.value)])  # convergent, as declared
             return Lit(0)
         if name in ("local_array", "private_array"):
             return self.array(name, node)
@@ -1242,9 +1234,9 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.err(node, f"unknown kernel function {name}")
         if len(args) != counts[name]:
             raise self.err(node, f"{name}() takes {counts[name]} arguments, got {len(args)}")
+        # Scalars meeting vectors are broadcast (mix(v, w, 0.5) calls the all-vector
+        # overload, which computes the same).
         ty = self.float_type(args, node)
-        if name in ("mix", "smoothstep", "step") and isinstance(ty, T.Vector):
-            pass  # scalar edge/weight forms are separate overloads: broadcast instead
         return self.call_builtin(name, [self.coerce(a, ty, node) for a in args], ty)
 
     def float_type(self, args, node) -> T.KernelType:
