@@ -326,6 +326,36 @@ def test_pointer_arguments_keep_their_element_types(name):
         assert arg.lanes == getattr(elem, "lanes", 1), p.name
 
 
+def make_scaler(factor: float):
+    """A kernel built inside a function: it sees the closure's ``factor``."""
+    from spirvjit.lang import Global, float32, global_id
+
+    @spirvjit.kernel
+    def scale(x: Global[float32]):
+        i = global_id(0)
+        x[i] = x[i] * factor
+
+    return scale
+
+
+def test_kernels_defined_in_functions_see_their_closure():
+    for factor in (2.0, 0.5):
+        x = np.arange(8, dtype=np.float32)
+        make_scaler(factor)(x, global_size=8)
+        np.testing.assert_array_equal(x, np.arange(8, dtype=np.float32) * np.float32(factor))
+
+
+def test_kernel_without_a_source_file_is_a_clear_error():
+    namespace: dict = {}
+    exec(  # noqa: S102
+        "import spirvjit\nfrom spirvjit.lang import Global, int32\n"
+        "@spirvjit.kernel\ndef k(x: Global[int32]):\n    pass\n",
+        namespace,
+    )
+    with pytest.raises(CompileError, match="cannot read the source of k"):
+        namespace["k"].spirv()
+
+
 def test_many_modules_in_one_process_stay_valid():
     """LLVM 22.1's SPIR-V back end keeps module state in a static: in one process, later
     modules came out with ids defined twice (about 1 in 5 after the first dozen), which

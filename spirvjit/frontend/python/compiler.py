@@ -54,7 +54,7 @@ def _params(fn, src: Source, need_types: bool) -> list[Param]:
         ann = p.annotation
         if isinstance(ann, str):  # from __future__ import annotations
             try:
-                ann = eval(ann, dict(src.namespace), dict(src.closure))  # noqa: S307 (the user's own annotation)
+                ann = eval_annotation(ann, src)
             except Exception as exc:
                 raise src.error(
                     node, f"cannot evaluate the annotation of '{p.name}': {exc}"
@@ -75,6 +75,18 @@ def _params(fn, src: Source, need_types: bool) -> list[Param]:
             )
         out.append(Param(p.name, ann, p.default))
     return out
+
+
+def eval_annotation(text: str, src: Source):
+    """A string annotation (``from __future__ import annotations``) evaluated in the
+    function's scope. A kernel defined inside a function cannot see that function's
+    locals through annotations (they are not in its closure unless the body uses them),
+    so spirvjit.lang's names are the last resort: ``Global``, ``float32``, ..."""
+    from ... import lang
+
+    scope = {k: v for k, v in vars(lang).items() if not k.startswith("_")}
+    scope.update(src.namespace)
+    return eval(text, scope, dict(src.closure))  # noqa: S307 (the user's own annotation)
 
 
 class HelperFunction:
@@ -142,7 +154,7 @@ def _return_type(unit, helper, params, types):
     src = helper.source
     ann = helper.py.__annotations__.get("return", inspect.Parameter.empty)
     if isinstance(ann, str):
-        ann = eval(ann, dict(src.namespace), dict(src.closure))  # noqa: S307
+        ann = eval_annotation(ann, src)
     if ann is None:
         return None
     if ann is not inspect.Parameter.empty:
