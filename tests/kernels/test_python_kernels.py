@@ -404,6 +404,11 @@ BAD = {
     "float_shift": ("y[i] = x[i] << 1.5", "a shift count must be an integer"),
     "invert_float": ("y[i] = x[i] + int32(~1.5)", "operator Invert is not defined on 1.5"),
     "fold_type": ("y[i] = x[i] + (1.5 << 2)", "cannot evaluate constant expression"),
+    "void_result": ("y[i] = spirvjit.lang.barrier()", "this call returns nothing"),
+    "private_atomic": (
+        "p = spirvjit.lang.private_array(int32, 4)\n    spirvjit.lang.atomic_add(p, 0, 1)",
+        "atomics work on Global and Local memory only",
+    ),
     "constant_memory": ("x[i] = 1", "ConstantMem (__constant) memory is read-only"),
     "vector_lane": ("y[i] = x[i].x", "'.x' is not supported on this value"),
     "bad_range": ("for k in range(1.5):\n        pass", "range needs integers"),
@@ -438,8 +443,9 @@ def test_compile_errors_name_file_line_and_column(case, tmp_path, monkeypatch):
         module.bad.spirv()
     err = info.value
     assert message in str(err)
-    assert str(err).startswith(f"{path}:7:")
-    assert err.filename == str(path) and err.lineno == 7 and err.col >= 5
+    line = 7 + stmt.count("\n")  # the statement's last line holds the error
+    assert str(err).startswith(f"{path}:{line}:")
+    assert err.filename == str(path) and err.lineno == line and err.col >= 5
 
 
 def test_type_annotation_required(tmp_path, monkeypatch):

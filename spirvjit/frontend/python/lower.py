@@ -56,6 +56,10 @@ _ATOMIC_RMW = {
 _SWIZZLE = {"x": 0, "y": 1, "z": 2, "w": 3}
 
 
+# What a call to a function that returns nothing evaluates to: usable only as a statement.
+NO_VALUE = Obj(None)
+
+
 class NeedsConstantValue(Exception):
     """A Constant parameter was used where the compiler needs its value (an array
     shape): the kernel is compiled once per value instead of with spec constants."""
@@ -259,6 +263,8 @@ class FunctionLowering(ast.NodeVisitor):
                 return
             if isinstance(found, ArrayRef):
                 raise self.err(target, f"'{name}' names an array; it cannot be reassigned")
+            if value is NO_VALUE:
+                raise self.err(node, "this call returns nothing")
             if isinstance(value, (Obj, Tuple)):
                 raise self.err(
                     node, "only numbers, vectors and pointers can be assigned to variables"
@@ -939,6 +945,8 @@ class FunctionLowering(ast.NodeVisitor):
     def coerce(self, v, ty: T.KernelType, node) -> Val:
         """``v`` as a ``ty``, implicitly: literals adapt, typed values convert only to a
         type that C's usual arithmetic conversions would pick (no silent narrowing)."""
+        if v is NO_VALUE:
+            raise self.err(node, "this call returns nothing")
         if isinstance(v, Lit):
             el = elem_of(ty)
             if isinstance(ty, (T.Pointer, T.Array)):
@@ -1116,7 +1124,7 @@ class FunctionLowering(ast.NodeVisitor):
                 )
             fn = self.unit.declare("_Z7barrierj", ir.VoidType(), [I32], convergent=True)
             self.b.call(fn, [ir.Constant(I32, flags.value)])  # convergent, as declared
-            return Lit(0)
+            return NO_VALUE
         if name in ("local_array", "private_array"):
             return self.array(name, node)
         if name in _ATOMIC_RMW or name == "atomic_cmpxchg":
@@ -1312,6 +1320,9 @@ class FunctionLowering(ast.NodeVisitor):
         result = self.address(fake, base)
         if isinstance(result, ArrayRef):
             raise self.err(node.args[1], "atomics need one element: give every index")
+        space = base.type.space if isinstance(base, ArrayRef) else getattr(base.type, "space", None)
+        if space not in (T.GLOBAL, T.LOCAL):
+            raise self.err(node.args[0], "atomics work on Global and Local memory only")
         ptr, ty = result
         if not isinstance(ty, T.Scalar) or ty.kind == "bool" or ty.bits < 32 or ty == T.FLOAT16:
             raise self.err(node, f"atomics work on 32- and 64-bit integers and floats, not {ty!r}")
@@ -1353,7 +1364,7 @@ class FunctionLowering(ast.NodeVisitor):
                 values.append(self.coerce(a, p, n).ir)
         call = self.b.call(fn, values)
         if ret is None:
-            return Lit(0)
+            return NO_VALUE
         return Val(ret, call)
 
     def unit_helper(self, helper, args, node):
