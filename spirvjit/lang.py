@@ -163,3 +163,16 @@ for _name in (
 for _name in GEOMETRIC + PREDICATES:
     globals()[_name] = Intrinsic(_name, f"OpenCL C's {_name}")
 del _name, _vec
+
+# `from spirvjit.lang import *` must not shadow Python's builtins in the host code of the
+# importing module; inside kernels, Python's any, all, min, max, abs, round and pow mean
+# the same as these.
+_BUILTIN_NAMES = {"any", "all", "min", "max", "abs", "round", "pow"}
+__all__ = sorted(
+    name
+    for name, value in globals().items()
+    if not name.startswith("_")
+    and name not in _BUILTIN_NAMES
+    and name not in ("annotations", "Intrinsic")
+    and not isinstance(value, (list, tuple))
+)

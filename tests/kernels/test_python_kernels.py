@@ -356,6 +356,40 @@ def test_kernel_without_a_source_file_is_a_clear_error():
         namespace["k"].spirv()
 
 
+STAR_MODULE = """
+import spirvjit
+from spirvjit.lang import *
+
+HOST_ANY, HOST_MIN = any, min
+
+@spirvjit.kernel
+def k(x: Global[float32], out: Global[int32]):
+    i = global_id(0)
+    v = float4(x[i], 1.0, 2.0, 3.0)
+    out[i] = (
+        int32(any(v > float4(2.5)))
+        + int32(all(v > float4(0.5))) * 10
+        + int32(round(x[i])) * 100
+        + int32(pow(x[i], 2.0)) * 1000
+        + max(int32(x[i]), 0) * 10000
+    )
+"""
+
+
+def test_star_import_keeps_python_builtins_and_kernels_map_them(tmp_path, monkeypatch):
+    import builtins
+
+    (tmp_path / "star_kernels.py").write_text(STAR_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import star_kernels
+
+    assert star_kernels.HOST_ANY is builtins.any and star_kernels.HOST_MIN is builtins.min
+    x = np.array([0.25, 1.5, 2.0], np.float32)
+    out = np.zeros(3, np.int32)
+    star_kernels.k(x, out, global_size=3)
+    assert out.tolist() == [1, 12211, 24211]
+
+
 def test_many_modules_in_one_process_stay_valid():
     """LLVM 22.1's SPIR-V back end keeps module state in a static: in one process, later
     modules came out with ids defined twice (about 1 in 5 after the first dozen), which

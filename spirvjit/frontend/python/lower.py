@@ -1050,7 +1050,7 @@ class FunctionLowering(ast.NodeVisitor):
         name = getattr(fn, "__name__", "")
         if module == "math" and name in _PY_MATH:
             return self.intrinsic(_PY_MATH[name], node)
-        if fn in (min, max, abs):
+        if fn in (min, max, abs, any, all, round, pow):  # Python's, as spirvjit.lang's
             return self.intrinsic(fn.__name__, node)
         if fn in (int, float, bool):
             raise self.err(
