@@ -230,6 +230,7 @@ class KernelFunction:
         self._spec_spirv: bytes | None = None
         self._baked = False  # Constant values are needed at compile time (array shapes)
         self._programs: dict = {}
+        self._plain_kernel = None  # the Kernel to launch when there are no Constants
 
     @property
     def source(self) -> Source:
@@ -359,6 +360,16 @@ class KernelFunction:
     def __call__(
         self, *args, global_size, local_size=None, global_offset=None, device=None, **constants
     ):
+        fast = self._plain_kernel
+        if fast is not None and not constants:  # no Constant parameters: launch directly
+            fast(
+                *args,
+                global_size=global_size,
+                local_size=local_size,
+                global_offset=global_offset,
+                device=device,
+            )
+            return
         # Constant values come by keyword, or by position like the other arguments.
         runtime, values = [], dict(constants)
         it = iter(args)
@@ -379,6 +390,8 @@ class KernelFunction:
         if extra:
             raise TypeError(f"{self.name}(): {extra} more arguments than parameters")
         kernel = self.program(**values).kernel(self.name)
+        if not self.constants:
+            self._plain_kernel = kernel
         kernel(
             *runtime,
             global_size=global_size,
