@@ -21,6 +21,8 @@ TYPES = {
     "uint32": ("uint32", "uint", np.uint32, 31),
     "int64": ("int64", "long", np.int64, 63),
     "float32": ("float32", "float", np.float32, None),
+    # a: int32, b: uint32, c: int64 mixed in one expression (C's usual conversions)
+    "mixed": ("int64", "long", np.int64, 31),
 }
 EXPRESSIONS = 40
 N = 256
@@ -43,6 +45,8 @@ def _expr(rng: random.Random, depth: int, tname: str) -> tuple[str, str]:
             v = rng.choice(["0.5", "3.0", "-1.25", "1e-3"])
             return f"float32({v})", v + "f"
         v = str(rng.randint(0, 100))
+        if tname == "mixed":
+            return f"int32({v})", f"((int){v})"
         return f"{ann}({v})", f"(({ctype}){v})"
     x_py, x_c = _expr(rng, depth - 1, tname)
     y_py, y_c = _expr(rng, depth - 1, tname)
@@ -73,20 +77,26 @@ def _sources(tname: str, seed: int) -> tuple[str, str]:
         e_py, e_c = _expr(rng, 3, tname)
         py_lines.append(f"    out[{k} * n + i] = {ann}({e_py})")
         c_lines.append(f"    out[{k} * n + i] = ({ctype})({e_c});")
+    loads_py = "    a = x[i]\n    b = x[n + i]\n    c = x[2 * n + i]\n"
+    loads_c = f"    {ctype} a = x[i], b = x[n + i], c = x[2 * n + i];\n"
+    if tname == "mixed":
+        loads_py = "    a = int32(x[i])\n    b = uint32(x[n + i])\n    c = x[2 * n + i]\n"
+        loads_c = "    int a = (int)x[i]; uint b = (uint)x[n + i]; long c = x[2 * n + i];\n"
     py = (
         "import spirvjit\n"
         "from spirvjit.lang import Global, global_id, global_size, fmin, sqrt, fabs, "
-        f"{ann}\n\n"
+        "int32, uint32, int64, float32\n\n"
         "@spirvjit.kernel\n"
         f"def diff(x: Global[{ann}], out: Global[{ann}]):\n"
-        "    i = global_id(0)\n    n = global_size(0)\n"
-        "    a = x[i]\n    b = x[n + i]\n    c = x[2 * n + i]\n" + "\n".join(py_lines) + "\n"
+        "    i = global_id(0)\n    n = global_size(0)\n" + loads_py + "\n".join(py_lines) + "\n"
     )
     c = (
         "#pragma OPENCL FP_CONTRACT OFF\n"
         f"kernel void diff(global const {ctype} *x, global {ctype} *out) {{\n"
         "    size_t i = get_global_id(0), n = get_global_size(0);\n"
-        f"    {ctype} a = x[i], b = x[n + i], c = x[2 * n + i];\n" + "\n".join(c_lines) + "\n}\n"
+        + loads_c
+        + "\n".join(c_lines)
+        + "\n}\n"
     )
     return py, c
 
@@ -94,6 +104,16 @@ def _sources(tname: str, seed: int) -> tuple[str, str]:
 def _inputs(tname: str) -> np.ndarray:
     rng = np.random.default_rng(7)
     dtype = TYPES[tname][2]
+    if tname == "mixed":  # each variable's own range
+        x = np.concatenate(
+            [
+                rng.integers(-(2**31), 2**31, N),
+                rng.integers(0, 2**32, N),
+                rng.integers(-(2**63), 2**63 - 1, N),
+            ]
+        ).astype(dtype)
+        x[:3] = (0, -1, 2**31 - 1)
+        return x
     if tname == "float32":
         x = rng.standard_normal(3 * N).astype(dtype) * 4
         x[:6] = (0.0, -0.0, np.inf, -1.0, 1e-30, 3.0)
