@@ -23,7 +23,10 @@ TYPES = {
     "float32": ("float32", "float", np.float32, None),
     # a: int32, b: uint32, c: int64 mixed in one expression (C's usual conversions)
     "mixed": ("int64", "long", np.int64, 31),
+    # float4 values, swizzles, constructors, select, broadcast scalars
+    "float4": ("float4", "float4", np.float32, None),
 }
+SWIZZLES = ("", ".wzyx", ".xxyy", ".s3210", ".yzwx")
 EXPRESSIONS = 40
 N = 256
 # Signed overflow wraps in Python kernels; in C it is undefined, and clang uses that
@@ -36,11 +39,18 @@ def _expr(rng: random.Random, depth: int, tname: str) -> tuple[str, str]:
     written with their type: a bare literal takes the other operand's type in Python
     kernels but stays an int in C, which differs for ``73 >> n`` (documented)."""
     ann, ctype, _, mask = TYPES[tname]
-    is_float = tname == "float32"
+    is_float = tname in ("float32", "float4")
     if depth == 0 or rng.random() < 0.25:
         leaf = rng.choice(["a", "b", "c", "lit"])
         if leaf != "lit":
+            if tname == "float4":
+                leaf += rng.choice(SWIZZLES)
             return leaf, leaf
+        if tname == "float4":
+            v = rng.choice(["0.5", "3.0", "-1.25"])
+            if rng.random() < 0.5:  # a scalar meeting a vector is broadcast
+                return f"float32({v})", v + "f"
+            return f"float4({v})", f"((float4)({v}f))"
         if is_float:  # typed too: Python folds literal arithmetic in double precision
             v = rng.choice(["0.5", "3.0", "-1.25", "1e-3"])
             return f"float32({v})", v + "f"
@@ -66,6 +76,12 @@ def _expr(rng: random.Random, depth: int, tname: str) -> tuple[str, str]:
         return f"fmin({x_py}, {y_py})", f"fmin({x_c}, {y_c})"
     if op == "sqrt":
         return f"sqrt(fabs({x_py}))", f"sqrt(fabs({x_c}))"
+    if tname == "float4":
+        if rng.random() < 0.5:
+            # float4(x) first: x may be a scalar, which has no lanes to select
+            py = f"float4(float4({x_py}).xy, float4({y_py}).zw)"
+            return py, f"((float4)(((float4)({x_c})).xy, ((float4)({y_c})).zw))"
+        return f"select({x_py} < {y_py}, {x_py}, {y_py})", f"select({y_c}, {x_c}, {x_c} < {y_c})"
     return f"({x_py} if {x_py} < {y_py} else {y_py})", f"({x_c} < {y_c} ? {x_c} : {y_c})"
 
 
@@ -85,7 +101,7 @@ def _sources(tname: str, seed: int) -> tuple[str, str]:
     py = (
         "import spirvjit\n"
         "from spirvjit.lang import Global, global_id, global_size, fmin, sqrt, fabs, "
-        "int32, uint32, int64, float32\n\n"
+        "int32, uint32, int64, float32, float4, select\n\n"
         "@spirvjit.kernel\n"
         f"def diff(x: Global[{ann}], out: Global[{ann}]):\n"
         "    i = global_id(0)\n    n = global_size(0)\n" + loads_py + "\n".join(py_lines) + "\n"
@@ -114,6 +130,8 @@ def _inputs(tname: str) -> np.ndarray:
         ).astype(dtype)
         x[:3] = (0, -1, 2**31 - 1)
         return x
+    if tname == "float4":
+        return (rng.standard_normal((3 * N, 4)) * 4).astype(dtype)
     if tname == "float32":
         x = rng.standard_normal(3 * N).astype(dtype) * 4
         x[:6] = (0.0, -0.0, np.inf, -1.0, 1e-30, 3.0)
@@ -132,12 +150,12 @@ def test_random_expressions_match_opencl_c(tname, tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module(module_name)
     x = _inputs(tname)
-    out_py = np.zeros(EXPRESSIONS * N, x.dtype)
-    out_c = np.zeros(EXPRESSIONS * N, x.dtype)
+    out_py = np.zeros((EXPRESSIONS * N, *x.shape[1:]), x.dtype)
+    out_c = np.zeros_like(out_py)
     module.diff(x, out_py, global_size=N)
     build(c_src, OPTIONS).diff(x, out_c, global_size=N)
     bad = np.flatnonzero(out_py.view(np.uint8) != out_c.view(np.uint8))
     if bad.size:
-        k = bad[0] // x.itemsize // N
+        k = bad[0] // (out_py[0].nbytes) // N
         line = py_src.splitlines()[10 + k]
         raise AssertionError(f"expression {k} differs: {line.strip()}\n{c_src.splitlines()[4 + k]}")
