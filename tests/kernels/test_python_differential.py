@@ -23,6 +23,7 @@ TYPES = {
     "float32": ("float32", "float", np.float32, None),
     # a: int32, b: uint32, c: int64 mixed in one expression (C's usual conversions)
     "mixed": ("int64", "long", np.int64, 31),
+    "float16": ("float16", "half", np.float16, None),
     # float4 values, swizzles, constructors, select, broadcast scalars
     "float4": ("float4", "float4", np.float32, None),
 }
@@ -39,7 +40,7 @@ def _expr(rng: random.Random, depth: int, tname: str) -> tuple[str, str]:
     written with their type: a bare literal takes the other operand's type in Python
     kernels but stays an int in C, which differs for ``73 >> n`` (documented)."""
     ann, ctype, _, mask = TYPES[tname]
-    is_float = tname in ("float32", "float4")
+    is_float = tname in ("float16", "float32", "float4")
     if depth == 0 or rng.random() < 0.25:
         leaf = rng.choice(["a", "b", "c", "lit"])
         if leaf != "lit":
@@ -53,6 +54,8 @@ def _expr(rng: random.Random, depth: int, tname: str) -> tuple[str, str]:
             return f"float4({v})", f"((float4)({v}f))"
         if is_float:  # typed too: Python folds literal arithmetic in double precision
             v = rng.choice(["0.5", "3.0", "-1.25", "1e-3"])
+            if tname == "float16":
+                return f"float16({v})", f"((half){v}f)"
             return f"float32({v})", v + "f"
         v = str(rng.randint(0, 100))
         if tname == "mixed":
@@ -101,13 +104,13 @@ def _sources(tname: str, seed: int) -> tuple[str, str]:
     py = (
         "import spirvjit\n"
         "from spirvjit.lang import Global, global_id, global_size, fmin, sqrt, fabs, "
-        "int32, uint32, int64, float32, float4, select\n\n"
+        "int32, uint32, int64, float16, float32, float4, select\n\n"
         "@spirvjit.kernel\n"
         f"def diff(x: Global[{ann}], out: Global[{ann}]):\n"
         "    i = global_id(0)\n    n = global_size(0)\n" + loads_py + "\n".join(py_lines) + "\n"
     )
     c = (
-        "#pragma OPENCL FP_CONTRACT OFF\n"
+        "#pragma OPENCL FP_CONTRACT OFF\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n"
         f"kernel void diff(global const {ctype} *x, global {ctype} *out) {{\n"
         "    size_t i = get_global_id(0), n = get_global_size(0);\n"
         + loads_c
@@ -132,7 +135,7 @@ def _inputs(tname: str) -> np.ndarray:
         return x
     if tname == "float4":
         return (rng.standard_normal((3 * N, 4)) * 4).astype(dtype)
-    if tname == "float32":
+    if tname in ("float16", "float32"):
         x = rng.standard_normal(3 * N).astype(dtype) * 4
         x[:6] = (0.0, -0.0, np.inf, -1.0, 1e-30, 3.0)
         return x
@@ -158,4 +161,4 @@ def test_random_expressions_match_opencl_c(tname, tmp_path, monkeypatch):
     if bad.size:
         k = bad[0] // (out_py[0].nbytes) // N
         line = py_src.splitlines()[10 + k]
-        raise AssertionError(f"expression {k} differs: {line.strip()}\n{c_src.splitlines()[4 + k]}")
+        raise AssertionError(f"expression {k} differs: {line.strip()}\n{c_src.splitlines()[5 + k]}")
