@@ -107,9 +107,14 @@ def _emit_forked(llvm_ir: str, name: str) -> bytes | None:
     """Compiles in a forked child; None when the child gives no answer in time."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    with warnings.catch_warnings():  # 3.12+ warns about fork in a threaded process
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+    try:
+        with warnings.catch_warnings():  # 3.12+ warns about fork in a threaded process
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:  # no memory or process slots for a child: compile here instead
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        return None
     if pid == 0:  # the child: compile, write status + bytes, leave without cleanup
         status, payload = 1, b""
         try:
@@ -138,12 +143,17 @@ def _emit_forked(llvm_ir: str, name: str) -> bytes | None:
         os.close(err_r)
     if data is None:
         os.kill(pid, signal.SIGKILL)
-    _, wait_status = os.waitpid(pid, 0)
+    try:
+        _, wait_status = os.waitpid(pid, 0)
+    except ChildProcessError:  # SIGCHLD ignored: the child was reaped already
+        wait_status = None
     if data is None:
         return None
     if not data:
-        code = os.waitstatus_to_exitcode(wait_status)
-        how = f"signal {-code}" if code < 0 else f"exit status {code}"
+        how = "it stopped"
+        if wait_status is not None:
+            code = os.waitstatus_to_exitcode(wait_status)
+            how = f"signal {-code}" if code < 0 else f"exit status {code}"
         raise CompileError(
             f"LLVM's SPIR-V back end failed on {name} ({how})", log.decode(errors="replace")
         )
