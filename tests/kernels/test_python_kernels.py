@@ -402,6 +402,19 @@ def test_many_modules_in_one_process_stay_valid():
             read_module(compile_kernels([kern], None))
 
 
+def test_without_fork_modules_are_compiled_here_and_checked(monkeypatch):
+    from spirvjit.frontend.python import backend
+    from spirvjit.frontend.python.compiler import compile_kernels
+    from spirvjit.spirv.reader import read_module
+
+    def no_fork():
+        raise OSError("no fork here")
+
+    monkeypatch.setattr(backend.os, "fork", no_fork)
+    for kern in (P.saxpy, P.histogram):
+        read_module(compile_kernels([kern], None))
+
+
 def test_back_end_fatal_error_is_a_compile_error_not_an_abort():
     from spirvjit.frontend.python.backend import emit_spirv
 
