@@ -128,7 +128,11 @@ def build_record(inputs: Sequence[Input], options: Sequence[str], producer: str)
     from .. import __version__
 
     compiled = [i for i in inputs if i.kind in ("cl", "ll", "bc")]
-    if not compiled:
+    if not compiled and any(i.kind == "py" for i in inputs):
+        from ..frontend.python.backend import compiler_version
+
+        producer, compiler, version = "python", "llvmlite SPIR-V back end", compiler_version()
+    elif not compiled:
         producer, compiler, version = "spirv", None, None
     elif producer == "translator" and any(i.kind == "cl" for i in compiled):
         tool = require_tool("clang15", "compiling OpenCL C with the translator producer")

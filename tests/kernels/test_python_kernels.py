@@ -554,6 +554,8 @@ def test_build_unified_binary_from_python_module(tmp_path):
     names = {k.name for k in contents.kernels}
     assert {"saxpy", "sgemm", "histogram", "mandelbrot", "collatz"} <= names
     assert "window_sum" in names  # its Constant sizes an array: the default is baked in
+    assert contents.build.producer == "python"
+    assert contents.build.compiler_version.startswith("llvmlite ")
     prog = spirvjit.Program(contents.modules[0], {0: 7})  # collatz's limit is SpecId 0
     out = np.zeros(50, np.int32)
     prog.kernel("collatz")(out, global_size=50)

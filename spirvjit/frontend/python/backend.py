@@ -67,6 +67,14 @@ def data_layout() -> str:
         return _data_layout
 
 
+def compiler_version() -> str:
+    """What compiles Python kernels to SPIR-V, for build records."""
+    import llvmlite
+
+    major, minor, patch = _llvm().llvm_version_info
+    return f"llvmlite {llvmlite.__version__} (LLVM {major}.{minor}.{patch})"
+
+
 def _emit_here(llvm_ir: str, name: str) -> bytes:
     llvm = _llvm()
     tm = _target_machine()  # one per module: see the module docstring
