@@ -126,17 +126,18 @@ def launch_overhead(launches: int) -> list[tuple[str, float]]:
     a = np.zeros(1, np.int32)
     kernel(a, 7, global_size=1)
     assert a[0] == 7
-    plan = kernel._plan(1, None, None)
-    slots, keep, _ = kernel._packer.pack((a, 7))
+    loaded = kernel._default  # the CPU backend's CpuKernel
+    plan = loaded._plan(1, None, None)
+    slots, keep, _ = loaded._packer.pack((a, 7))
     record = launcher.LaunchRecord.from_buffer_copy(plan.record)
-    runner = kernel._runner
+    runner = loaded._runner
     args, launch = ctypes.addressof(slots), ctypes.addressof(record)
-    pool = spirvjit.program._thread_pool()
+    pool = launcher.thread_pool()
     arena = pool._arena.get(0)
     parts = [
         ("whole launch: kernel(a, 7, global_size=1)", lambda: kernel(a, 7, global_size=1)),
-        ("  NDRange plan (first launch of a shape only)", lambda: kernel._plan(1, None, None)),
-        ("  ArgumentPacker.pack", lambda: kernel._packer.pack((a, 7))),
+        ("  NDRange plan (first launch of a shape only)", lambda: loaded._plan(1, None, None)),
+        ("  ArgumentPacker.pack", lambda: loaded._packer.pack((a, 7))),
         ("  launch record copy", lambda: launcher.LaunchRecord.from_buffer_copy(plan.record)),
         ("  ThreadPool.run (1 thread)", lambda: pool.run(runner, args, launch, 1, 0)),
         ("  the runner through ctypes alone", lambda: runner(args, launch, arena)),

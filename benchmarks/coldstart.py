@@ -139,17 +139,26 @@ def _median_rows(runs: list[dict[str, dict]]) -> dict[str, dict]:
     return merged
 
 
-def first_launches(runtime: str, names: list[str], repeats: int) -> dict[str, dict]:
+CHILDREN_PER_REPEAT = 3  # cold, filling the cache, warm
+
+
+def first_launches(
+    runtime: str, names: list[str], repeats: int, progress=lambda what: None
+) -> dict[str, dict]:
     """{"cold": {case: row}, "warm": {case: row}} for one runtime, medians over repeats.
 
-    Warm rows of spirvjit that were not disk hits are dropped (reported as n/a)."""
+    Warm rows of spirvjit that were not disk hits are dropped (reported as n/a).
+    ``progress(what)`` is called after each child process (CHILDREN_PER_REPEAT a repeat)."""
     cold, warm = [], []
     for _ in range(repeats):
         cold.append(_run_child(runtime, names, _cache_env(runtime, "cold", "")))
+        progress(f"{runtime} cold")
         with tempfile.TemporaryDirectory(prefix=f"suite-{runtime}-cache-") as cache_dir:
             env = _cache_env(runtime, "warm", cache_dir)
             _run_child(runtime, names, env)  # fills the cache
+            progress(f"{runtime} filling the cache")
             run = _run_child(runtime, names, env)
+            progress(f"{runtime} warm")
         if runtime == "spirvjit":
             run = {k: v for k, v in run.items() if v.get("origin") == "disk"}
         warm.append(run)

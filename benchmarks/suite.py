@@ -37,7 +37,7 @@ from bench_lib import (  # noqa: E402
     median_us,
 )
 from cases import CASES, KERNEL_DIRS, Case  # noqa: E402
-from coldstart import first_launches  # noqa: E402
+from coldstart import CHILDREN_PER_REPEAT, first_launches  # noqa: E402
 from contenders import CONTENDERS, Unavailable  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -132,9 +132,10 @@ def measure(case: Case, p: dict, contender, want: object, opts) -> Outcome:
 
 
 def measure_kernels(report: Report, contenders: dict, opts) -> None:
-    for name in opts.names:
+    for number, name in enumerate(opts.names, 1):
         case = CASES[name]
         p = case.sizes[opts.mode]
+        print(f"[{number}/{len(opts.names)}] {name}", flush=True)
         report.sizes[name] = case.describe(p)
         start = time.perf_counter()
         want = case.reference(case.make_data(p), p)
@@ -181,22 +182,27 @@ def launch_overhead(contenders: dict, count: int) -> dict[str, float | str]:
 
 
 def measure_first_launches(report: Report, contenders: dict, opts) -> None:
+    from spirvjit.progress import Progress
+
     repeats = 1 if opts.quick else 3
-    for runtime in ("spirvjit", "pocl"):
-        if runtime not in contenders:
-            continue
-        try:
-            rows = first_launches(runtime, opts.names, repeats)
-        except Exception as e:
-            report.problems.append(f"first launch / {runtime}: {e}")
-            continue
-        report.first[runtime] = rows
-        for mode, by_case in rows.items():
-            for name, row in by_case.items():
-                if row.get("error"):
-                    report.problems.append(
-                        f"first launch {mode} {name} / {runtime}: {row['error']}"
-                    )
+    runtimes = [r for r in ("spirvjit", "pocl") if r in contenders]
+    steps = len(runtimes) * repeats * CHILDREN_PER_REPEAT
+    with Progress(steps, "first launches", "child process") as bar:
+        for runtime in runtimes:
+            _first_launches_of(report, runtime, opts, repeats, lambda what: bar.advance(1, what))
+
+
+def _first_launches_of(report: Report, runtime: str, opts, repeats: int, progress) -> None:
+    try:
+        rows = first_launches(runtime, opts.names, repeats, progress)
+    except Exception as e:
+        report.problems.append(f"first launch / {runtime}: {e}")
+        return
+    report.first[runtime] = rows
+    for mode, by_case in rows.items():
+        for name, row in by_case.items():
+            if row.get("error"):
+                report.problems.append(f"first launch {mode} {name} / {runtime}: {row['error']}")
 
 
 # ---------------------------------------------------------------- reporting

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from .backends.cpu.launcher import LocalMemory
+from .arguments import LocalMemory
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
-from .program import Kernel, Program
+from .program import JIT_OPTIONS, Kernel, Program
 from .target import Target, parse_target
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "build",
     "compile_opencl",
     "load",
+    "load_package_kernels",
     "load_spirv",
     "Constant",
     "func",
@@ -54,22 +55,30 @@ def compile_opencl(
     spec_constants: Mapping[int, object] | None = None,
     filename: str = "kernel.cl",
 ) -> Program:
-    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator")."""
-    from .frontend.opencl import opencl_to_spirv
+    """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator").
+
+    The SPIR-V of a source already compiled (same options and headers) comes from the
+    source cache: see spirvjit/frontend/source_cache.py.
+    """
+    from .frontend.source_cache import opencl_to_spirv
 
     spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
-    return Program(spirv, spec_constants, name=filename)
+    jit_options = [o for o in options if o in JIT_OPTIONS]  # the JIT's too (clBuildProgram)
+    return Program(spirv, spec_constants, name=filename, options=jit_options)
 
 
 def load_spirv(
-    path_or_bytes: str | os.PathLike | bytes, spec_constants: Mapping[int, object] | None = None
+    path_or_bytes: str | os.PathLike | bytes,
+    spec_constants: Mapping[int, object] | None = None,
+    options: Sequence[str] = (),
 ) -> Program:
-    """Loads a SPIR-V module from a file path or bytes; spec constants are set by SpecId."""
+    """Loads a SPIR-V module from a file path or bytes; spec constants are set by SpecId.
+    ``options``: JIT build options (``-cl-fp32-correctly-rounded-divide-sqrt``)."""
     if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        return Program(bytes(path_or_bytes), spec_constants)
+        return Program(bytes(path_or_bytes), spec_constants, options=options)
     path = os.fspath(path_or_bytes)
     with open(path, "rb") as f:
-        return Program(f.read(), spec_constants, name=os.path.basename(path))
+        return Program(f.read(), spec_constants, name=os.path.basename(path), options=options)
 
 
 def __getattr__(name: str):
@@ -79,6 +88,10 @@ def __getattr__(name: str):
         from .ubin import api
 
         return getattr(api, name)
+    if name in ("load_package_kernels", "warmup"):  # kernels shipped in packages
+        from . import packaging
+
+        return getattr(packaging, name)
     # Python kernels (kernel, func, Constant, lang): loaded on first use likewise.
     if name in ("kernel", "func"):
         from .frontend import python

@@ -6,6 +6,7 @@ processes can change the environment and see the effect on the next JIT.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -21,8 +22,32 @@ def dump_dir() -> Path | None:
 
 
 def debug() -> bool:
-    """SPIRVJIT_DEBUG=1: log each JIT with its time per stage to the ``spirvjit`` logger."""
-    return _flag("SPIRVJIT_DEBUG")
+    """SPIRVJIT_DEBUG=1: log each JIT with its time per stage to the ``spirvjit`` logger.
+
+    When set and the application has configured no logging handler, the lines go to
+    stderr by themselves (a handler on the ``spirvjit`` logger): setting a variable must
+    be enough to see them."""
+    if not _flag("SPIRVJIT_DEBUG"):
+        return False
+    _ensure_debug_handler()
+    return True
+
+
+_debug_handler: logging.Handler | None = None
+
+
+def _ensure_debug_handler() -> None:
+    global _debug_handler
+    logger = logging.getLogger("spirvjit")
+    if _debug_handler is not None or logger.hasHandlers():
+        if logger.getEffectiveLevel() > logging.INFO and _debug_handler is not None:
+            logger.setLevel(logging.INFO)
+        return
+    _debug_handler = logging.StreamHandler()  # stderr
+    _debug_handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(_debug_handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
 
 
 def force_jit() -> bool:
@@ -48,6 +73,24 @@ _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 def cache_enabled() -> bool:
     """SPIRVJIT_CACHE: the persistent kernel cache is on unless this is 0, false, no or off."""
     return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def source_cache_enabled() -> bool:
+    """SPIRVJIT_SOURCE_CACHE: compile_opencl/compile_hip reuse earlier results for the same
+    source unless this is 0, false, no or off (SPIRVJIT_CACHE=0 keeps only its memory layer)."""
+    value = os.environ.get("SPIRVJIT_SOURCE_CACHE", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def progress_enabled() -> bool:
+    """SPIRVJIT_PROGRESS: long commands (precompile, build) show progress on stderr unless 0."""
+    value = os.environ.get("SPIRVJIT_PROGRESS", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def warmup_enabled() -> bool:
+    """SPIRVJIT_WARMUP=1: load_package_kernels starts a background precompile of the package."""
+    return _flag("SPIRVJIT_WARMUP")
 
 
 def cache_dir() -> Path:
@@ -96,3 +139,32 @@ def parse_size(text: str) -> int:
             f"{text!r} is not a size; give bytes or a number with K, M, G or T (e.g. 100M, 2G)"
         )
     return int(size)
+
+
+NATIVE_VAR = "SPIRVJIT_NATIVE"
+NATIVE_POLICIES = ("never", "trusted", "always")
+TRUSTED_KEYS_VAR = "SPIRVJIT_TRUSTED_KEYS"
+
+
+def native_policy() -> str:
+    """SPIRVJIT_NATIVE=never|trusted|always: which unified binaries' native code may run.
+
+    "trusted" (the default) runs it only from files no other user can write or that carry
+    a trusted signature (docs/threat-model.md). Raises ValueError for another value.
+    """
+    value = os.environ.get(NATIVE_VAR, "").strip().lower() or "trusted"
+    if value not in NATIVE_POLICIES:
+        raise ValueError(f"{NATIVE_VAR}={value!r}: expected one of {', '.join(NATIVE_POLICIES)}")
+    return value
+
+
+def trusted_keys_files() -> list[Path]:
+    """SPIRVJIT_TRUSTED_KEYS=FILE[:FILE...]: files of public keys trusted to sign unified
+    binaries (default: ``trusted_keys`` in the user config directory, e.g.
+    ``~/.config/spirvjit/trusted_keys``)."""
+    value = os.environ.get(TRUSTED_KEYS_VAR, "").strip()
+    if value:
+        return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    import platformdirs
+
+    return [Path(platformdirs.user_config_dir("spirvjit", appauthor=False)) / "trusted_keys"]

@@ -1,7 +1,7 @@
-"""The first-launch pipeline: SPIR-V → LLVM IR → optimized IR → object → loaded code.
+"""The first-launch pipeline: SPIR-V → LLVM IR → optimized IR → native code.
 
-The stages are plain functions run in order; timing, logging
-(SPIRVJIT_DEBUG) and dumping (SPIRVJIT_DUMP) wrap them from outside.
+The stages are the target's backend methods (``backends/base.py``) run in order;
+timing, logging (SPIRVJIT_DEBUG) and dumping (SPIRVJIT_DUMP) wrap them from outside.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import config
-from .backends.cpu import abi as cpu_abi
-from .backends.cpu import codegen
+from .backends import backend
 from .spirv.module import Module
 from .target import Target
-from .translate.abi import TargetABI
 from .translate.amdgcn import unsupported_call
-from .translate.module import ModuleTranslator, Translation, translate
+from .translate.kernel_ir import parse_ir
+from .translate.module import ModuleTranslator, Translation
 from .translate.signature import KernelSignature
 
 log = logging.getLogger("spirvjit")
@@ -50,105 +49,79 @@ class StageTimes:
         return f"{self.total * 1e3:.1f} ms ({parts})"
 
 
-def _gpu():
-    """The GPU back end, imported at its first use: CPU-only processes never load it."""
-    from .backends.gpu import codegen
-
-    return codegen
-
-
-def _abi(target: Target) -> TargetABI:
-    if target.is_gpu:
-        return _gpu().abi(target)
-    return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
-
-
-def key_options(target: Target) -> tuple[str, ...]:
-    """What besides the target decides a kernel's code: on GPUs, the device library."""
-    if not target.is_gpu:
-        return ()
-    library = _gpu().device_library(target)
-    return (f"devicelib={library.kind}:{library.fingerprint}" if library else "devicelib=none",)
-
-
 def quick_look(
     module: Module, target: Target, spec_constants: dict, prefix: str
 ) -> tuple[dict[str, KernelSignature] | None, bool]:
     """(kernel signatures, whether the program has writable program-scope variables)
     without translating function bodies; signatures are None where only a full
     translation can tell. Checks the entry points and the spec constant ids."""
-    translator = ModuleTranslator(module, _abi(target), spec_constants, prefix)
+    translator = ModuleTranslator(module, backend(target.kind).abi(target), spec_constants, prefix)
     return translator.signatures(), translator.has_mutable_globals()
 
 
+def key_options(target: Target) -> tuple[str, ...]:
+    """What besides the target decides a kernel's code (e.g. a GPU's device library)."""
+    return backend(target.kind).key_options(target)
+
+
 def translate_program(
-    module: Module, target: Target, spec_constants: dict, prefix: str
+    module: Module, target: Target, spec_constants: dict, prefix: str, options: tuple = ()
 ) -> Translation:
     """Translates the module once per program and wraps every kernel for the target."""
-    if target.is_gpu:
-        return _gpu().translate_program(module, target, spec_constants, prefix)
-    translation = translate(module, _abi(target), spec_constants, prefix)
-    for index, (name, fn) in enumerate(translation.kernel_functions.items()):
-        cpu_abi.emit_kernel_wrappers(
-            translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"
-        )
-    return translation
+    owner = backend(target.kind)
+    return owner.translate_program(module, target, spec_constants, prefix, options)
 
 
-def runner_symbol(module: Module, prefix: str, kernel: str, target: Target) -> str:
-    """The exported symbol of a kernel's native code: on the CPU its runner, named after
-    the entry point's index; on a GPU the entry point, named after the kernel."""
-    if target.is_gpu:
-        return kernel
-    index = [entry.name for entry in module.entry_points].index(kernel)
-    return f"{prefix}.k{index}.run"
+def kernel_symbol(module: Module, prefix: str, kernel: str, target: Target) -> str:
+    """The exported symbol of a kernel's native code (the backend names it)."""
+    return backend(target.kind).kernel_symbol(module, prefix, kernel)
 
 
 def compile_kernel(
-    translation: Translation, target: Target, symbol: str, dump_as: str | None, times: StageTimes
+    translation: Translation,
+    target: Target,
+    symbol: str,
+    dump_as: str | None,
+    times: StageTimes,
+    specialization: tuple = (),
+    dump_stem: str | None = None,
 ) -> bytes:
-    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set.
+    """Kernel IR → optimized → object code; dumps each stage when SPIRVJIT_DUMP is set,
+    as ``<dump_stem>.<stage>`` (``dump_as``, the kernel's name, also names it in errors).
 
-    The object code is a host object file, an AMD code object or an NVIDIA cubin (PTX
-    where ptxas is not installed)."""
+    The object code is whatever the target's backend emits: a host object file, an AMD
+    code object, an NVIDIA cubin (PTX where ptxas is not installed)."""
     directory = config.dump_dir() if dump_as else None
-    llmod = _optimized(translation, target, symbol, dump_as, times, directory)
+    stem = dump_stem or dump_as
+    llmod = _optimized(translation, target, symbol, dump_as, times, directory, specialization, stem)
+    owner = backend(target.kind)
     if directory is not None:
         # From a copy: code generation changes the module (AMDGPU structurizes it), so
         # a second emission from the same module can fail.
-        assembly = _assembly_of(llmod.clone(), target)
-        dump(directory, dump_as, {"opt.ll": str(llmod), "s": assembly})
-    if target.is_gpu:
-        return times.run("obj", _gpu().emit, llmod, target, f"{symbol} for {target.name}")
-    return times.run("obj", codegen.emit_object, llmod, target)
+        assembly = owner.assembly(llmod.clone(), target)
+        dump(directory, stem, {"opt.ll": str(llmod), "s": assembly})
+    return times.run("obj", owner.emit, llmod, target, f"{symbol} for {target.name}")
 
 
 def kernel_assembly(translation: Translation, target: Target, symbol: str) -> str:
     """What ``compile_kernel`` would produce, as assembly (GCN, PTX, x86-64, ...)."""
-    return _assembly_of(_optimized(translation, target, symbol, None, StageTimes(), None), target)
+    llmod = _optimized(translation, target, symbol, None, StageTimes(), None)
+    return backend(target.kind).assembly(llmod, target)
 
 
-def _assembly_of(llmod, target: Target) -> str:
-    return (_gpu().assembly if target.is_gpu else codegen.emit_assembly)(llmod, target)
-
-
-def _optimized(translation, target, symbol, dump_as, times, directory):
-    if target.is_gpu:
-        text = times.run("llir", _gpu().kernel_module, translation, target, symbol)
-    else:
-        text = times.run(
-            "llir", codegen.kernel_ir, translation.module, symbol, translation.mutable_globals
-        )
+def _optimized(
+    translation, target, symbol, dump_as, times, directory, specialization=(), stem=None
+):
+    owner = backend(target.kind)
+    text = times.run("llir", owner.kernel_ir, translation, target, symbol, specialization)
     unsupported = unsupported_call(text, dump_as or symbol, target.name)
     if unsupported is not None:
         raise unsupported
     if directory is not None:
-        dump(directory, dump_as, {"ll": text})  # before parsing: IR LLVM rejects is kept too
-    llmod = times.run("parse", codegen.parse, text, dump_as or symbol)
-    if target.is_gpu:
-        times.run("opt", _gpu().optimize, llmod, target, symbol)
-    else:
-        times.run("opt", codegen.optimize, llmod, target)
+        # Before parsing: IR that LLVM rejects is kept too.
+        dump(directory, stem or dump_as, {"ll": text})
+    llmod = times.run("parse", parse_ir, text, dump_as or symbol)
+    times.run("opt", owner.optimize, llmod, target, symbol)
     return llmod
 
 

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import hashlib
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from . import cache, config, jit
-from .backends.cpu import codegen
-from .backends.cpu.launcher import (
-    ARENA_ALIGN,
-    INLINE_WORK_ITEMS,
-    RUNNER,
-    ArgumentPacker,
-    LaunchPlan,
-    LaunchRecord,
-    ThreadPool,
-    choose_local_size,
-    launch_record,
-    normalize_sizes,
-)
-from .cache_key import KernelKey
-from .device import Device, devices
+from .arguments import ArgumentPacker
+from .backends import backend
+from .cache.key import KernelKey
+from .device import Device
 from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
@@ -34,16 +21,10 @@ from .translate.signature import KernelSignature
 
 log = logging.getLogger("spirvjit")
 
-_pool: ThreadPool | None = None
-_pool_lock = threading.Lock()
-
-
-def _thread_pool() -> ThreadPool:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPool(config.num_threads())
-        return _pool
+# Build options that change the code the JIT makes (as clBuildProgram takes them with
+# SPIR-V): part of the cache key. -cl-fp32-correctly-rounded-divide-sqrt keeps float
+# division and sqrt correctly rounded on GPUs, which otherwise use OpenCL C's 2.5/3 ulp.
+JIT_OPTIONS = frozenset({"-cl-fp32-correctly-rounded-divide-sqrt"})
 
 
 class Program:
@@ -64,7 +45,13 @@ class Program:
         target: Target | None = None,
         native_objects: Mapping[str, bytes] | None = None,
         other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
+        options: Sequence[str] = (),
     ):
+        unknown = [o for o in options if o not in JIT_OPTIONS]
+        if unknown:
+            known = ", ".join(sorted(JIT_OPTIONS))
+            raise ValueError(f"unknown build option {unknown[0]!r}; the JIT takes: {known}")
+        self.options: tuple[str, ...] = tuple(sorted(set(options)))
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
@@ -74,7 +61,7 @@ class Program:
         digest.update(repr(sorted(self.spec_constants.items())).encode())
         # Symbols are named after the module and its spec constants, so object code
         # built for them (cached, or shipped in a unified binary) links the same way.
-        self._prefix = f"spirvjit.{digest.hexdigest()[:16]}"
+        self.symbol_prefix = f"spirvjit.{digest.hexdigest()[:16]}"
         self.target: Target = target or host_target()
         self._native_objects = dict(native_objects or {})
         # Native objects for other targets (a unified binary's GPU variants), used by
@@ -83,16 +70,14 @@ class Program:
         self._lock = threading.RLock()
         self._translation: Translation | None = None
         self._translate_seconds = 0.0
-        self._data_library: str | None = None
-        self._data = None  # keeps the program's data library alive
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
         self.origins: dict[str, str] = {}  # kernel -> "native", "memory", "disk" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         # Entry points and spec constants are checked now; function bodies are translated
         # at the first compile, so a kernel found in a cache never pays for translation.
-        signatures, self._has_mutable_globals = jit.quick_look(
-            self.module, self.target, self.spec_constants, self._prefix
+        signatures, self.has_mutable_globals = jit.quick_look(
+            self.module, self.target, self.spec_constants, self.symbol_prefix
         )
         self._signatures = signatures if signatures is not None else self._translated().kernels
 
@@ -128,10 +113,16 @@ class Program:
         """Every kernel's signature (arguments, work-group size hints), by name."""
         return dict(self._signatures)
 
-    def kernel_key(self, name: str) -> KernelKey:
-        """The cache key of kernel ``name`` on this program's target."""
+    def kernel_key(self, name: str, specialization: tuple = ()) -> KernelKey:
+        """The cache key of kernel ``name`` on this program's target (and of its variant
+        specialised for launch values, see ``object_code``)."""
         return KernelKey.make(
-            self.spirv_digest, name, self.spec_constants, self.target, jit.key_options(self.target)
+            self.spirv_digest,
+            name,
+            self.spec_constants,
+            self.target,
+            jit.key_options(self.target) + self.options,
+            specialization,
         )
 
     def for_target(self, target: Target) -> Program:
@@ -147,9 +138,15 @@ class Program:
                     self.name,
                     target=target,
                     native_objects=self._other_targets.get(target),
+                    options=self.options,
                 )
                 self._for_targets[target] = found
             return found
+
+    def translation(self) -> Translation:
+        """The whole module translated for the target (once per program)."""
+        with self._lock:
+            return self._translated()
 
     def _translated(self) -> Translation:
         if self._translation is None:
@@ -160,40 +157,54 @@ class Program:
                 self.module,
                 self.target,
                 self.spec_constants,
-                self._prefix,
+                self.symbol_prefix,
+                self.options,
             )
             self._translate_seconds = times.total
         return self._translation
 
-    def object_code(self, name: str, times: jit.StageTimes | None = None) -> tuple[bytes, str]:
+    def object_code(
+        self,
+        name: str,
+        times: jit.StageTimes | None = None,
+        specialization: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[bytes, str]:
         """Native object code of kernel ``name`` for the target, and where it came from.
 
         Order: a native object given at load ("native"), the cache ("memory": compiled
         earlier by this process; "disk": the persistent cache; not asked when
         SPIRVJIT_DUMP is set), the JIT ("compile"; the result is stored in the cache).
+        ``specialization``: launch values the backend bakes into this variant (e.g. the
+        largest work-group it is launched with, on AMD GPUs).
         """
         times = times or jit.StageTimes()
         with self._lock:
             if name not in self._signatures:
                 self.kernel(name)  # raises the LaunchError that lists the kernels
-            obj = self._native_objects.get(name)
+            obj = None if specialization else self._native_objects.get(name)
             if obj is not None:
                 return obj, "native"
-            key = self.kernel_key(name)
+            key = self.kernel_key(name, specialization)
             directory = config.dump_dir()
             # Dumps come from compiling, so SPIRVJIT_DUMP skips the cache lookup.
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
+            # Dumps are named after the kernel, the program and the variant, so that
+            # same-named kernels of different programs do not overwrite each other.
+            stem = f"{name}.{self.spirv_digest[:12]}.{self.target.name}"
+            stem += "".join(f".{k}-{v}" for k, v in specialization)
             if directory is not None:
                 from .spirv.disasm import disassemble
 
-                jit.dump(directory, name, {"spv": self._spirv, "spvasm": disassemble(self.module)})
-            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
+                jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
+            symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
-            obj = jit.compile_kernel(translation, self.target, symbol, name, times)
+            obj = jit.compile_kernel(
+                translation, self.target, symbol, name, times, specialization, stem
+            )
             cache.store(key, obj)
             return obj, "compile"
 
@@ -202,38 +213,29 @@ class Program:
         with self._lock:
             if name not in self._signatures:
                 self.kernel(name)  # raises the LaunchError that lists the kernels
-            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
+            symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             return jit.kernel_assembly(self._translated(), self.target, symbol)
 
-    def _compile(self, name: str) -> tuple[object, float]:
-        """Makes kernel ``name`` runnable; returns its loaded code and the seconds it took."""
+    def refuse_object_code(
+        self, name: str, origin: str, why: str, times: jit.StageTimes | None = None
+    ) -> tuple[bytes, str]:
+        """Object code of ``name`` that a backend refused to load (``origin`` "native": a
+        unified binary's; "memory"/"disk": the cache's), e.g. wrong symbols or it does not
+        link: drops it (one warning; a cache entry is removed) and returns the next
+        candidate, as ``object_code`` does, in the end compiled from the SPIR-V."""
         with self._lock:
-            times = jit.StageTimes()
-            obj, origin = self.object_code(name, times)
-            if self._has_mutable_globals and self._data_library is None:
-                translation = self._translated()
-                data_ir = codegen.data_ir(translation.module, translation.mutable_globals)
-                data = codegen.parse(data_ir, "program data")
-                self._data, self._data_library = codegen.load_data(
-                    self.target,
-                    f"{self._prefix}.data",
-                    codegen.emit_object(data, self.target),
-                    [g.name for g in translation.mutable_globals],
+            if origin == "native":
+                self._native_objects.pop(name, None)
+                log.warning(
+                    "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
+                    "from the SPIR-V",
+                    self.name,
+                    name,
+                    why,
                 )
-            symbol = jit.runner_symbol(self.module, self._prefix, name, self.target)
-            code = times.run(
-                "load",
-                codegen.load_kernel,
-                self.target,
-                f"{symbol}.lib",
-                obj,
-                symbol,
-                self._data_library,
-            )
-            self.origins[name] = origin
-            if config.debug():
-                log.info("spirvjit: %s %s for %s: %s", origin, name, self.target, times)
-            return code, times.total
+            else:
+                cache.discard(self.kernel_key(name), why)
+            return self.object_code(name, times)
 
 
 class Kernel:
@@ -243,95 +245,74 @@ class Kernel:
         self.program = program
         self.name = name
         self.signature = signature
-        self._packer = ArgumentPacker(signature)
-        self._runner = None
-        self._code = None
+        self._arguments = ArgumentPacker(signature)  # binds keyword arguments
         self.compile_seconds: float | None = None
-        self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
-        self._gpu_kernels: dict[Device, object] = {}  # GPU -> its loaded code
-        self._default_gpu: Device | None = None  # where launches without device= go
+        self._loaded: dict[Device, object] = {}  # device -> the backend's LoadedKernel
+        self._default = None  # the LoadedKernel of launches that name no device
 
     @property
     def num_args(self) -> int:
         return len(self.signature.args)
 
-    def compile(self) -> None:
-        """JIT-compiles the kernel now instead of at its first launch."""
-        if self._runner is None:
-            self._code, self.compile_seconds = self.program._compile(self.name)
-            self._runner = RUNNER(self._code.address)
+    def compile(self, device: Device | None = None) -> None:
+        """JIT-compiles and loads the kernel now instead of at its first launch."""
+        if device is None:
+            self._default_loaded()
+        else:
+            self._loaded_on(device)
 
     def __call__(
-        self, *args, global_size, local_size=None, global_offset=None, device: Device | None = None
+        self,
+        *args,
+        global_size,
+        local_size=None,
+        global_offset=None,
+        device: Device | None = None,
+        **kwargs,
     ) -> None:
         """Runs the kernel over ``global_size`` work-items and returns when it is done.
 
-        ``device``: one of ``spirvjit.devices()``; the host CPU when None, unless the
-        program was built for a GPU target (then the first GPU of that target). On a
-        GPU, NumPy arrays are copied to the device and the writable ones back.
+        Arguments in order, or by parameter name as keywords. ``device``: one of
+        ``spirvjit.devices()``; when None, the host CPU for a program built for a CPU,
+        the first GPU of the program's target otherwise. On a GPU, NumPy arrays are
+        copied to the device and the writable ones back.
         """
-        if (device is not None and device.kind != "cpu") or self.program.target.is_gpu:
-            self._launch_gpu(device, args, global_size, local_size, global_offset)
-            return
-        key = (global_size, local_size, global_offset)
-        try:
-            plan = self._plans[key]
-        except (KeyError, TypeError):  # TypeError: sizes given as lists, not hashable
-            plan = self._plan(global_size, local_size, global_offset)
-            if len(self._plans) < 64:
-                with contextlib.suppress(TypeError):
-                    self._plans[key] = plan
-        slots, keep, local_bytes = self._packer.pack(args)
-        if self._runner is None:
-            self.compile()
-        record = LaunchRecord.from_buffer_copy(plan.record)
-        # Kernels with barriers keep each work-item's frame after the group's local memory.
-        frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
-        record[16] = frames_offset
-        arena_bytes = frames_offset + self.signature.frame_bytes * plan.group_items
-        _thread_pool().run(
-            self._runner,
-            ctypes.addressof(slots),
-            ctypes.addressof(record),
-            plan.threads,
-            arena_bytes,
-        )
-        del keep
-
-    def _launch_gpu(self, device, args, global_size, local_size, global_offset) -> None:
-        from .gpu_launch import GpuKernel
-
+        if kwargs:
+            args = self._arguments.bind(args, kwargs)
         if device is None:
-            # The program's own GPU target: find its device once, not at every launch
-            # (listing devices asks the drivers).
-            device = self._default_gpu
-            if device is None:
-                target = self.program.target
-                device = next((d for d in devices() if d.target == target), None)
-                if device is None:
-                    raise LaunchError(f"no {target.name} GPU is present to run on", self.name)
-                self._default_gpu = device
-        gpu = self._gpu_kernels.get(device)
-        if gpu is None:
-            program = self.program.for_target(device.target)
-            image, _origin = program.object_code(self.name)
-            gpu = self._gpu_kernels[device] = GpuKernel(device, image, self.signature, self._packer)
-        gpu.launch(args, global_size, local_size, global_offset)
+            loaded = self._default or self._default_loaded()
+        else:
+            loaded = self._loaded.get(device) or self._loaded_on(device)
+        loaded.launch(args, global_size, local_size, global_offset)
 
-    def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
-        gs, ls, offset, dims = normalize_sizes(self.name, global_size, local_size, global_offset)
-        required = self.signature.required_local_size
-        if ls is None:
-            ls = required or choose_local_size(gs, dims)
-        elif required and ls != tuple(required):
-            raise LaunchError(
-                f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
-                self.name,
-            )
-        pool_threads = _thread_pool().threads
-        threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
-        record, total = launch_record(gs, ls, offset, dims, threads)
-        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2])
+    def _default_loaded(self):
+        target = self.program.target
+        # Finding the device asks the drivers for a GPU target: once per kernel.
+        device = backend(target.kind).default_device(target)
+        if device is None:
+            raise LaunchError(f"no {target.name} device is present to run on", self.name)
+        self._default = self._loaded_on(device)
+        return self._default
+
+    def _loaded_on(self, device: Device):
+        """The kernel loaded on ``device``: compiled and loaded once, whichever threads
+        launch it first (they wait for the one that loads it)."""
+        with self.program._lock:
+            found = self._loaded.get(device)
+            if found is None:
+                found = device.backend.load(self.program, self.name, device)
+                self._loaded[device] = found
+                self.program.origins[self.name] = found.origin
+                self.compile_seconds = found.compile_seconds
+                if config.debug():
+                    log.info(
+                        "spirvjit: %s %s for %s: %s",
+                        found.origin,
+                        self.name,
+                        device.target,
+                        found.times,
+                    )
+            return found
 
     def __repr__(self) -> str:
         args = ", ".join(a.describe() for a in self.signature.args)

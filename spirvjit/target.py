@@ -25,16 +25,12 @@ class Target:
         return f"{self.kind}:{self.triple}:{self.arch}"
 
     @property
-    def is_gpu(self) -> bool:
-        return self.kind != "cpu"
-
-    @property
     def name(self) -> str:
         """The name :func:`parse_target` reads back: "gfx90a:xnack+", "sm_90", "x86-64-v3"."""
-        if self.kind != "amdgpu" or not self.features:
-            return self.arch
-        flags = [f"{f[1:]}{f[0]}" for f in self.features.split(",")]
-        return ":".join([self.arch, *flags])
+        from .backends import target_name_parsers
+
+        parser = target_name_parsers().get(self.kind)
+        return parser.name_of(self) if parser else self.arch
 
 
 @functools.cache
@@ -105,45 +101,21 @@ def parse_cpu_target(text: str) -> Target:
     raise ValueError(f"{why}; valid targets: {', '.join(valid)}")
 
 
-AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-# Target features an AMD target name may switch with a trailing + or - (clang's
-# --offload-arch syntax: gfx90a:xnack+, gfx942:sramecc-:xnack+).
-_AMD_FEATURES = ("sramecc", "xnack", "cumode", "wavefrontsize64")
-_AMD_NAME = re.compile(r"^(gfx[0-9a-z-]+)((?::[a-z0-9]+[+-])*)$")
-_NVIDIA_NAME = re.compile(r"^sm_[0-9]+[af]?$")
-
-
 def parse_target(text: str) -> Target:
-    """The target named ``text``: a CPU name (see :func:`parse_cpu_target`), an AMD GPU
-    (``gfx942``, ``gfx90a:xnack+``, ``gfx9-4-generic``) or an NVIDIA GPU (``sm_80``,
-    ``sm_90a``).
+    """The target named ``text``: a CPU name (see :func:`parse_cpu_target`), or a GPU name
+    one of the GPU backends reads (AMD: ``gfx942``, ``gfx90a:xnack+``, ``gfx9-4-generic``;
+    NVIDIA: ``sm_80``, ``sm_90a``).
 
     GPU names are checked against the processors the bundled LLVM knows, so a GPU LLVM
     adds works without a change here. Raises ValueError listing the valid names otherwise.
     """
+    from .backends import target_name_parsers
+
     name = text.strip()
-    amd = _AMD_NAME.match(name)
-    if amd:
-        arch, flags = amd.group(1), [f for f in amd.group(2).split(":") if f]
-        unknown = [f for f in flags if f[:-1] not in _AMD_FEATURES]
-        if unknown:
-            raise ValueError(
-                f"{name!r}: unknown AMD target feature {unknown[0][:-1]!r}; "
-                f"features: {', '.join(_AMD_FEATURES)} (e.g. gfx90a:xnack+)"
-            )
-        features = ",".join(f[-1] + f[:-1] for f in flags)
-        _check_processor(AMDGPU_TRIPLE, arch, features, name)
-        return Target("amdgpu", AMDGPU_TRIPLE, arch, features)
-    if _NVIDIA_NAME.match(name):
-        _check_processor(NVPTX_TRIPLE, name, "", name)
-        return Target("nvptx", NVPTX_TRIPLE, name, "")
-    if name.startswith(("gfx", "sm")):
-        kind = "AMD" if name.startswith("gfx") else "NVIDIA"
-        raise ValueError(
-            f"{name!r} is not a valid {kind} target name; "
-            + ("write gfxNNN[:feature±]..." if kind == "AMD" else "write sm_NN[a]")
-        )
+    for parser in target_name_parsers().values():
+        found = parser.parse(name)
+        if found is not None:
+            return found
     return parse_cpu_target(name)
 
 
@@ -181,7 +153,9 @@ def _llvm_complaints(triple: str, cpu: str, features: str) -> str:
         return sink.read().decode(errors="replace")
 
 
-def _check_processor(triple: str, cpu: str, features: str, name: str) -> None:
+def check_processor(triple: str, cpu: str, features: str, name: str) -> None:
+    """Raises ValueError unless LLVM knows processor ``cpu`` and ``features`` for ``triple``
+    (``name``: the target name the user wrote)."""
     complaints = _llvm_complaints(triple, cpu, features)
     if "not a recognized processor" in complaints:
         known = ", ".join(llvm_processors(triple)) or "(LLVM lists none)"

@@ -26,6 +26,14 @@ class TargetABI(Protocol):
     native_barriers: bool
     # True when the C library is linked in (printf).
     host_libc: bool
+    # True when vector accesses may assume the vector's natural alignment (buffers the
+    # runtime allocates); False: only the lane's (NumPy arrays on the host).
+    natural_vector_alignment: bool
+    # The accuracy (ULP) float division and sqrt may have on this target, attached as
+    # ``!fpmath`` metadata (OpenCL C allows 2.5 and 3 ulp), or None: correctly rounded
+    # (the host CPU's instructions are; -cl-fp32-correctly-rounded-divide-sqrt asks so).
+    fp32_divide_ulp: float | None
+    fp32_sqrt_ulp: float | None
 
     def address_space(self, storage_class: int) -> int:
         """The LLVM address space of a SPIR-V storage class."""

@@ -21,7 +21,7 @@ from ..spirv.grammar import OPENCL_STD_INSTRUCTIONS, FPRoundingMode, OpenCLStd
 from ..spirv.module import Instruction
 from . import mathlib
 from .function import FunctionTranslator, handles, overload_suffix
-from .ops_arith import fabs, int_type_like, resize_int
+from .ops_arith import fabs, fp32_accuracy, int_type_like, resize_int
 from .ops_convert import float_to_float, lane, like
 
 I1 = ir.IntType(1)
@@ -179,9 +179,12 @@ _INTRINSIC_MATH = {
 
 @lowers(*_INTRINSIC_MATH)
 def intrinsic_math(t, ty, args, inst):
-    return intrinsic(
-        t, _INTRINSIC_MATH[OpenCLStd(inst.operands[1]).name], ty, splat_all(t, ty, args)
-    )
+    name = OpenCLStd(inst.operands[1]).name
+    if name in ("sqrt", "native_sqrt", "half_sqrt"):  # 3 ulp or more: a faster sqrt may do
+        result = intrinsic(t, "sqrt", ty, splat_all(t, ty, args))
+        fp32_accuracy(t, result, t.mt.abi.fp32_sqrt_ulp)
+        return result
+    return intrinsic(t, _INTRINSIC_MATH[name], ty, splat_all(t, ty, args))
 
 
 # glibc's libm and libmvec meet OpenCL's bounds for these (measured: tests/kernels/test_ulp.py).
@@ -259,13 +262,19 @@ def nextafter(t, ty, args, inst):
 @lowers("rsqrt", "native_rsqrt", "half_rsqrt")
 def rsqrt(t, ty, args, inst):
     # Two roundings in float/double (<= 1.5 ulp, bound 2); half computes in float (bound 1).
-    return widened(
-        t,
-        ty,
-        args,
-        FLOAT,
-        lambda wty, a: t.b.fdiv(fconst(t, wty, 1.0), intrinsic(t, "sqrt", wty, a)),
-    )
+    # Where the target may be less exact (GPUs), the 2 ulp bound lets it use its
+    # reciprocal square root instruction (AMD's v_rsq_f32: 1 ulp).
+    inexact = t.mt.abi.fp32_divide_ulp is not None
+
+    def scalar(wty, a):
+        root = intrinsic(t, "sqrt", wty, a)
+        quotient = t.b.fdiv(fconst(t, wty, 1.0), root, flags=["contract"] if inexact else [])
+        if inexact:
+            fp32_accuracy(t, root, 2.0)
+            fp32_accuracy(t, quotient, 2.0)
+        return quotient
+
+    return widened(t, ty, args, FLOAT, scalar)
 
 
 @lowers("native_recip", "half_recip")

@@ -51,7 +51,18 @@ def int_binop(t: FunctionTranslator, inst: Instruction) -> ir.Value:
 @handles(*_FLOAT_BINOPS)
 def float_binop(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     a, b = operands(t, inst)
-    return getattr(t.b, _FLOAT_BINOPS[inst.opname])(a, b, flags=t.fast_math(inst))
+    result = getattr(t.b, _FLOAT_BINOPS[inst.opname])(a, b, flags=t.fast_math(inst))
+    if inst.opname == "OpFDiv":
+        fp32_accuracy(t, result, t.mt.abi.fp32_divide_ulp)
+    return result
+
+
+def fp32_accuracy(t: FunctionTranslator, inst: ir.Instruction, ulp: float | None) -> None:
+    """Attaches ``!fpmath !{float ulp}`` to a float (not double) operation: the target
+    may then use its faster sequence within OpenCL C's accuracy (clang does the same)."""
+    ty = inst.type.element if isinstance(inst.type, ir.VectorType) else inst.type
+    if ulp is not None and isinstance(ty, ir.FloatType):
+        inst.set_metadata("fpmath", t.mt.llmodule.add_metadata([ir.Constant(ty, ulp)]))
 
 
 @handles("OpFMod")

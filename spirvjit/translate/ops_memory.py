@@ -41,14 +41,19 @@ def memory_access(operands: list, start: int) -> tuple[int | None, bool]:
 
 
 def lane_alignment(t: FunctionTranslator, ty: ir.Type, declared: int | None) -> int | None:
-    """The alignment a vector access may assume: at most its lane's.
+    """The alignment a vector access may assume.
 
-    Kernels get their buffers from NumPy, whose allocator guarantees the
-    alignment of scalars, not of 16- or 32-byte vectors; unaligned vector
-    moves cost nothing extra on current CPUs when the data happens to be aligned.
+    On the host, at most its lane's: kernels get their buffers from NumPy, whose
+    allocator guarantees the alignment of scalars, not of 16- or 32-byte vectors, and
+    unaligned vector moves cost nothing extra on current CPUs when the data happens to be
+    aligned. On GPUs (``natural_vector_alignment``), what the module declares, else the
+    vector's natural alignment, as OpenCL C guarantees: NVPTX splits a float4 access it
+    cannot prove 16-byte aligned into four.
     """
     if not isinstance(ty, ir.VectorType):
         return declared
+    if t.mt.abi.natural_vector_alignment:
+        return declared or ty.get_abi_alignment(t.mt.target_data)
     lane = ty.element.get_abi_alignment(t.mt.target_data)
     return min(declared, lane) if declared else lane
 

@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import CompileError, SpirvError
@@ -61,7 +61,7 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
             raise CompileError(f"{item.name}: not a SPIR-V binary (bad magic number)")
         return item.data
     if item.kind == "cl":
-        from ..frontend.opencl import opencl_to_spirv
+        from ..frontend.source_cache import opencl_to_spirv  # clang once per source
 
         try:
             text = item.data.decode("utf-8")
@@ -201,7 +201,7 @@ def native_variant(
 ) -> Variant:
     """Every kernel of ``spirv`` compiled for ``target`` (CompileError/SpirvError on failure)."""
     from .. import __version__
-    from ..cache_key import compiler_digest, llvm_version
+    from ..cache.key import compiler_digest, llvm_version
 
     program = Program(spirv, spec_constants, target=target)
     objects = {name: program.object_code(name)[0] for name in program.kernel_names}
@@ -225,11 +225,20 @@ def build_contents(
     targets: Sequence[Target] = (),
     embed_source: bool = False,
     spec_constants: Mapping[int, object] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Contents:
-    """Compiles and links ``inputs``, then builds a native variant per target."""
+    """Compiles and links ``inputs``, then builds a native variant per target.
+
+    ``progress(what)``, if given, is called after each input is compiled and each
+    variant built (``len(inputs) + len(set(targets))`` calls), for a progress display.
+    """
     if not inputs:
         raise CompileError("nothing to build: give at least one input")
-    modules = [to_spirv(item, options, producer) for item in inputs]
+    tick = progress or (lambda what: None)
+    modules = []
+    for item in inputs:
+        modules.append(to_spirv(item, options, producer))
+        tick(item.name)
     spirv = link(modules, [i.name for i in inputs])
     spec = dict(spec_constants or {})
     try:
@@ -239,6 +248,7 @@ def build_contents(
     variants = []
     for target in dict.fromkeys(targets):  # duplicates in --target build once
         variants.append(native_variant(spirv, target, spec))
+        tick(target.name)
     sources = ()
     if embed_source:
         sources = tuple(_unique_names([(i.name, i.data) for i in inputs]))

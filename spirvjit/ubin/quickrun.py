@@ -67,7 +67,7 @@ def _parse_values(kernel: Kernel, values: Sequence[str]) -> dict[int, str]:
 
 def make_args(kernel: Kernel, items: int, group_items: int, values: Sequence[str]) -> list:
     """The launch arguments (see the module docstring); ValueError for a bad value."""
-    from ..backends.cpu.launcher import LocalMemory
+    from ..arguments import LocalMemory
 
     given = _parse_values(kernel, values)
     rng = np.random.default_rng(0)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import config
-from ..cache_key import compiler_digest, llvm_version
+from ..cache.key import compiler_digest, llvm_version
 from ..target import X86_64_LEVELS, Target, enabled_features
 from .format import Variant
 

@@ -10,9 +10,9 @@ import pytest
 from harness import build
 
 import spirvjit
-from spirvjit import gpu_launch
+from spirvjit.backends import backend
+from spirvjit.backends.gpu.driver import GpuDeviceInfo
 from spirvjit.device import Device
-from spirvjit.runtime.common import GpuDeviceInfo
 from spirvjit.target import parse_target
 
 SOURCE = """
@@ -29,11 +29,13 @@ class FakeContext:
 
     def __init__(self):
         self.memory: dict[int, np.ndarray] = {}
+        self.images: list[bytes] = []
         self.launches = []
         self.freed = []
 
     def load_module(self, image, what):
         self.image = image
+        self.images.append(image)
         return self
 
     def function(self, name):
@@ -68,7 +70,7 @@ class FakeContext:
 @pytest.fixture
 def fake(monkeypatch) -> tuple[FakeContext, Device]:
     context = FakeContext()
-    monkeypatch.setattr(gpu_launch, "_context", lambda device: context)
+    monkeypatch.setattr(backend("nvptx"), "context", lambda device: context)
     # A device per test: kernels keep the code they loaded per device.
     device = Device(
         f"fake H200 {id(context)}", "nvidia", parse_target("sm_90"), 132, 1024, 228 * 1024
@@ -122,7 +124,8 @@ def test_too_much_local_memory_is_refused_before_launch(fake):
 
 
 def test_devices_lists_gpus_the_drivers_report(monkeypatch):
-    from spirvjit.runtime import cuda, hip
+    from spirvjit.backends.amdgpu import hip
+    from spirvjit.backends.nvptx import cuda
 
     h200 = GpuDeviceInfo("nvidia", 0, "NVIDIA H200", "sm_90", 132, 1024, 232448)
     mi300 = GpuDeviceInfo(
@@ -144,7 +147,7 @@ def test_a_gpu_program_finds_its_device_once(fake, monkeypatch):
         calls.append(1)
         return [device]
 
-    monkeypatch.setattr("spirvjit.program.devices", listed)
+    monkeypatch.setattr(backend("nvptx"), "devices", listed)
     program = build(SOURCE).for_target(device.target)
     out, inp, v = np.zeros(64, np.float32), np.zeros(64, np.float32), np.zeros(4, np.int32)
     for _ in range(3):
@@ -174,3 +177,37 @@ def test_another_kernels_static_local_memory_does_not_count(fake):
     # other kernel's 64 KiB table, which this kernel's code does not have.
     program.small(out, spirvjit.LocalMemory(200 * 1024), global_size=64, device=device)
     assert context.launches[0][3] == 200 * 1024
+
+
+def _max_flat_workgroup_size(image: bytes, tmp_path) -> int:
+    import re
+    import subprocess
+
+    from spirvjit.toolchain import require_tool
+
+    path = tmp_path / "k.hsaco"
+    path.write_bytes(image)
+    notes = subprocess.run(
+        [require_tool("llvm-readelf", "notes"), "--notes", str(path)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return int(re.search(r"max_flat_workgroup_size:\s+(\d+)", notes).group(1))
+
+
+def test_amd_kernels_are_built_for_256_and_larger_groups_get_a_variant(monkeypatch, tmp_path):
+    # Built for 1..1024 work-items, every kernel had a quarter of the register budget of
+    # clang's 1..256; a launch with larger groups now loads a variant built for them.
+    context = FakeContext()
+    monkeypatch.setattr(backend("amdgpu"), "context", lambda device: context)
+    device = Device("fake MI300X", "amd", parse_target("gfx942"), 304, 1024, 64 * 1024)
+    program = build("kernel void k(global float* out) { out[get_global_id(0)] = 1.0f; }")
+    out = np.zeros(4096, np.float32)
+    program.k(out, global_size=4096, local_size=256, device=device)
+    program.k(out, global_size=4096, local_size=128, device=device)
+    assert len(context.images) == 1
+    assert _max_flat_workgroup_size(context.images[0], tmp_path) == 256
+    program.k(out, global_size=4096, local_size=1024, device=device)
+    program.k(out, global_size=4096, local_size=512, device=device)
+    assert len(context.images) == 2  # the variant is loaded once
+    assert _max_flat_workgroup_size(context.images[1], tmp_path) == 1024
+    assert [launch[2][0] for launch in context.launches] == [256, 128, 1024, 512]

@@ -16,7 +16,7 @@ from harness import build
 from sources import CASES
 
 import spirvjit
-from spirvjit.backends.gpu.devicelib import find_library
+from spirvjit.backends import backend
 from spirvjit.errors import CompileError
 from spirvjit.program import Program
 from spirvjit.target import parse_target
@@ -83,7 +83,7 @@ def test_suite_compiles_for_amd(target_name: str, tmp_path: Path):
 @pytest.mark.slow
 @pytest.mark.parametrize("target_name", NVIDIA_TARGETS)
 def test_suite_compiles_for_nvidia(target_name: str):
-    if find_tool("ptxas") is None or find_library("nvptx") is None:
+    if find_tool("ptxas") is None or backend("nvptx").device_library() is None:
         pytest.skip("the CUDA toolkit (ptxas, libdevice) is not installed")
     objects = suite_objects(target_name)
     assert len(objects) > 700

@@ -45,12 +45,33 @@ def test_stage_dumps_and_debug_log(tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="spirvjit"):
         prog.kernel("dumped")(a, b, global_size=8)
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [f"dumped.{s}" for s in ("ll", "opt.ll", "s", "spv", "spvasm")]
-    assert "OpEntryPoint Kernel" in (tmp_path / "dumped.spvasm").read_text()
-    assert "define" in (tmp_path / "dumped.opt.ll").read_text()
+    stem = f"dumped.{prog.spirv_digest[:12]}.{prog.target.name}"
+    assert names == [f"{stem}.{s}" for s in ("ll", "opt.ll", "s", "spv", "spvasm")]
+    assert "OpEntryPoint Kernel" in (tmp_path / f"{stem}.spvasm").read_text()
+    assert "define" in (tmp_path / f"{stem}.opt.ll").read_text()
     message = " ".join(r.getMessage() for r in caplog.records)
     for stage in ("translate", "opt", "obj", "load"):
         assert f"{stage} " in message
+
+
+def test_dumps_of_same_named_kernels_do_not_overwrite_each_other(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
+    for value in (1, 2):
+        prog = spirvjit.compile_opencl(f"kernel void k(global int* a) {{ a[0] = {value}; }}")
+        prog.kernel("k")(np.zeros(1, np.int32), global_size=1)
+    assert len(list(tmp_path.glob("k.*.spv"))) == 2
+
+
+def test_debug_lines_reach_stderr_without_logging_configured(tmp_path):
+    code = (
+        "import numpy as np, spirvjit\n"
+        "p = spirvjit.compile_opencl('kernel void k(global int* a) { a[0] = 5; }')\n"
+        "p.kernel('k')(np.zeros(1, np.int32), global_size=1)\n"
+    )
+    env = {**__import__("os").environ, "SPIRVJIT_DEBUG": "1", "SPIRVJIT_CACHE": "0"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "spirvjit: compile k for" in proc.stderr and "translate" in proc.stderr
 
 
 def test_unknown_kernel_name_lists_the_kernels():
@@ -161,3 +182,35 @@ def test_frexp_matches_numpy():
     m_ref, e_ref = np.frexp(a)
     np.testing.assert_array_equal(o, m_ref)
     assert list(e[:7]) == list(e_ref[:7])
+
+
+CTRL_C = """
+import os, signal, threading, time
+import numpy as np, spirvjit
+prog = spirvjit.compile_opencl('''
+kernel void spin(global float* out, int n) {
+    size_t i = get_global_id(0);
+    float v = (float)i;
+    for (int k = 0; k < n; ++k) v = v * 0.999f + 1.0f;
+    out[i] = v;
+}''')
+out = np.zeros(1 << 16, np.float32)
+prog.spin(out, 1, global_size=out.size)  # compiled before the clock starts
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.perf_counter()
+try:
+    prog.spin(out, 1 << 24, global_size=out.size)  # hours of work
+    print("finished")
+except KeyboardInterrupt:
+    print(f"interrupted {time.perf_counter() - start:.1f}")
+"""
+
+
+def test_ctrl_c_stops_a_long_launch():
+    # Before: the KeyboardInterrupt came when the kernel ended (731 s in one report).
+    env = {**__import__("os").environ, "SPIRVJIT_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("interrupted"), proc.stdout

@@ -37,3 +37,26 @@ def test_bad_input_exits_1_with_the_message(tmp_path, capsys):
     path.write_bytes(b"\x89UBIN\r\n\x1a" + bytes(10))
     assert main(["inspect", str(path)]) == 1
     assert "spirvjit inspect: byte 18: truncated" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("spirvjit 0.")
+
+
+def test_doctor_reports_tools_devices_and_the_cache(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("SPIRVJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPIRVJIT_CLANG15", str(tmp_path / "no-such-clang"))
+    from spirvjit.toolchain import find_tool
+
+    find_tool.cache_clear()
+    try:
+        assert main(["doctor"]) == 0
+    finally:
+        find_tool.cache_clear()
+    out = capsys.readouterr().out
+    assert "tools:" in out and "devices:" in out and "host CPU" in out
+    assert str(tmp_path) in out
+    assert "clang15: compile_opencl(producer='translator')" in out  # missing, and what for

@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
+from spirvjit.backends.amdgpu import hip
+from spirvjit.backends.gpu.driver import GpuDriverError, KernelParams
+from spirvjit.backends.nvptx import cuda
 from spirvjit.errors import LaunchError
-from spirvjit.runtime import GpuDriverError, cuda, hip
-from spirvjit.runtime.common import KernelParams
 
 _BYREF = type(ctypes.byref(ctypes.c_int()))
 
@@ -133,7 +134,7 @@ def test_failed_init_means_no_devices(monkeypatch, module, init):
 
 def test_importing_the_bindings_loads_no_library():
     code = (
-        "import spirvjit.runtime.cuda as c, spirvjit.runtime.hip as h\n"
+        "import spirvjit.backends.nvptx.cuda as c, spirvjit.backends.amdgpu.hip as h\n"
         "assert c._driver.state is None and h._driver.state is None\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

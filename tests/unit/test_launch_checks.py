@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from spirvjit import LaunchError
-from spirvjit.backends.cpu.launcher import choose_local_size, normalize_sizes
+from spirvjit.ndrange import choose_local_size, normalize_sizes
 from spirvjit.translate.builtins import builtin_of_function
 from spirvjit.translate.imports import demangle, first_parameter_signed
 
@@ -29,7 +30,34 @@ def test_sizes_are_padded_to_three_dimensions():
 )
 def test_bad_sizes_raise_launch_error(global_size, local_size, offset, message):
     with pytest.raises(LaunchError, match=message):
-        normalize_sizes("k", global_size, local_size, offset)
+        normalize_sizes("k", global_size, local_size, offset, 4096)
+
+
+@pytest.mark.parametrize(
+    "global_size, local_size, offset, message",
+    [
+        # Each of these used to wrap silently in the launch record (issue 13, item 6).
+        ((2**40, 2**40), None, None, "work-items"),
+        (2**64, None, None, "work-items"),
+        (2**63, None, None, "work-items"),
+        (16, None, 2**64, "does not fit"),
+        (16, None, 2**63 - 8, "does not fit"),
+        (True, None, None, "a bool is not a size"),
+        ((8, False), None, None, "a bool is not a size"),
+        (8, np.bool_(True), None, "a bool is not a size"),
+        (8.0, None, None, "tuple of 1-3 ints"),
+        (8, None, -1, "non-negative"),
+    ],
+)
+def test_sizes_that_would_wrap_are_refused(global_size, local_size, offset, message):
+    with pytest.raises(LaunchError, match=message):
+        normalize_sizes("k", global_size, local_size, offset, 4096)
+
+
+def test_largest_sizes_are_accepted():
+    gs, _, offset, dims = normalize_sizes("k", 2**62, None, 2**62 - 1, 4096)
+    assert (gs[0], offset[0], dims) == (2**62, 2**62 - 1, 1)
+    assert normalize_sizes("k", np.int64(8), None, None)[0] == (8, 1, 1)
 
 
 def test_local_size_prefers_divisors_and_falls_back_to_non_uniform():

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spirvjit.target import (
-    AMDGPU_TRIPLE,
-    NVPTX_TRIPLE,
-    llvm_processors,
-    parse_target,
-    parse_targets,
-)
+from spirvjit.backends.amdgpu.target import TRIPLE as AMDGPU_TRIPLE
+from spirvjit.backends.nvptx.target import TRIPLE as NVPTX_TRIPLE
+from spirvjit.target import llvm_processors, parse_target, parse_targets
 
 
 @pytest.mark.parametrize(

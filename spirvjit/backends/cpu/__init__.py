@@ -1,1 +1,149 @@
-"""The host CPU backend: work-group functions, native code through LLVM, a thread pool."""
+"""The host CPU backend: work-group functions around kernels (``abi.py``), native code
+through LLVM's JIT linker (``codegen.py``), a thread pool running work-groups
+(``launcher.py``)."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+from collections.abc import Mapping
+
+import numpy as np
+
+from ... import config
+from ...device import Device
+from ...errors import LaunchError
+from ...target import Target, host_target
+from ...translate.kernel_ir import kernel_ir, parse_ir
+from ...translate.module import translate
+from ..base import Backend
+from . import abi as cpu_abi
+from . import codegen
+from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
+from .objcheck import NativeCodeRefused
+
+
+class CpuBackend(Backend):
+    kind = "cpu"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # A program's writable program-scope variables are one data library that every
+        # kernel of the program links against (loaded with the program's first kernel).
+        self._data: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._buffers: dict[int, np.ndarray] = {}  # allocate(): address -> its memory
+
+    # ----- compiler side -------------------------------------------------------------
+
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> cpu_abi.CpuABI:
+        return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
+
+    def translate_program(
+        self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
+    ):
+        translation = translate(module, self.abi(target, options), spec_constants, prefix)
+        for index, (name, fn) in enumerate(translation.kernel_functions.items()):
+            cpu_abi.emit_kernel_wrappers(
+                translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"
+            )
+        return translation
+
+    def kernel_symbol(self, module, prefix: str, kernel: str) -> str:
+        # The runner, named after the entry point's index: kernel names may be any string.
+        index = [entry.name for entry in module.entry_points].index(kernel)
+        return f"{prefix}.k{index}.run"
+
+    def kernel_ir(self, translation, target: Target, symbol: str, specialization=()) -> str:
+        return kernel_ir(translation.module, symbol, translation.mutable_globals)
+
+    def optimize(self, module, target: Target, symbol: str) -> None:
+        codegen.optimize(module, target)
+
+    def emit(self, module, target: Target, what: str) -> bytes:
+        return codegen.emit_object(module, target)
+
+    def assembly(self, module, target: Target) -> str:
+        return codegen.emit_assembly(module, target)
+
+    # ----- runtime side --------------------------------------------------------------
+
+    def devices(self) -> list[Device]:
+        return [host_device()]
+
+    def default_device(self, target: Target) -> Device | None:
+        # A program built for any CPU target (x86-64-v3, ...) runs on this host.
+        return host_device()
+
+    def load(self, program, kernel: str, device: Device) -> CpuKernel:
+        from ...jit import StageTimes
+
+        if program.target.kind != self.kind:
+            program = program.for_target(device.target)
+        times = StageTimes()
+        obj, origin = program.object_code(kernel, times)
+        symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
+        data = self._data_library(program)
+        while True:  # at most: native, then cached, then compiled code
+            try:
+                code = times.run(
+                    "load", codegen.load_kernel, program.target, f"{symbol}.lib", obj, symbol, data
+                )
+                break
+            except NativeCodeRefused as exc:
+                if origin == "compile":  # our own code did not load: a spirvjit bug
+                    raise
+                obj, origin = program.refuse_object_code(kernel, origin, str(exc), times)
+        return CpuKernel(code, program.signatures[kernel], origin, times)
+
+    def _data_library(self, program) -> str | None:
+        """The name of ``program``'s data library, linked on first use (None: no data)."""
+        if not program.has_mutable_globals:
+            return None
+        with self._lock:
+            found = self._data.get(program)
+            if found is None:
+                translation = program.translation()
+                data_ir = codegen.data_ir(translation.module, translation.mutable_globals)
+                data = parse_ir(data_ir, "program data")
+                found = self._data[program] = codegen.load_data(
+                    program.target,
+                    f"{program.symbol_prefix}.data",
+                    codegen.emit_object(data, program.target),
+                    [g.name for g in translation.mutable_globals],
+                )
+            return found[1]
+
+    def allocate(self, device: Device, nbytes: int) -> int:
+        buffer = np.zeros(max(1, nbytes) + 64, np.uint8)
+        address = buffer.ctypes.data + (-buffer.ctypes.data % 64)
+        with self._lock:
+            self._buffers[address] = buffer
+        return address
+
+    def free(self, device: Device, address: int) -> None:
+        with self._lock:
+            if self._buffers.pop(address, None) is None:
+                raise LaunchError(f"free of {address:#x}, which allocate did not return")
+
+    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
+        ctypes.memmove(dst, src_host_address, nbytes)
+
+    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
+        ctypes.memmove(dst_host_address, src, nbytes)
+
+
+def host_device() -> Device:
+    """The host CPU as a device."""
+    target = host_target()
+    return Device(
+        name=f"host CPU ({target.arch})",
+        kind="cpu",
+        target=target,
+        compute_units=config.num_threads(),
+        max_work_group_size=MAX_WORK_GROUP_SIZE,
+        local_memory_bytes=LOCAL_MEMORY_BYTES,
+    )
+
+
+BACKEND = CpuBackend()

@@ -8,12 +8,11 @@ context lives in registers and the loop is an ordinary vectorizable loop.
 The runner function takes chunks of work-group indices from an atomic counter in
 the launch record, so all threads share the NDRange with no Python in between.
 
-Launch record (i64 words, written by the host)::
-
-    0..2 global size   3..5 enqueued local size   6..8 global offset
-    9..11 number of groups   12 work_dim   13 total groups   14 next group
-    (atomic)   15 groups per chunk   16 byte offset of the work-item frames in the
-    group's local memory (kernels with barriers)
+Launch record (``LaunchRecord`` below: i64 words, written by the host): global size,
+enqueued local size, global offset, number of groups (3 words each), work_dim, total
+groups, the next group to claim (atomic), groups per chunk, and the byte offset of the
+work-item frames in the group's local memory (kernels with barriers), and an abort flag
+the host sets to abandon the groups not yet started (Ctrl-C).
 
 Argument array: one pointer per kernel argument, pointing to the argument's
 bytes (a buffer's address, a scalar, a struct); a ``__local`` pointer argument
@@ -21,6 +20,8 @@ points to its byte offset (i64) in the group's local memory.
 """
 
 from __future__ import annotations
+
+import ctypes
 
 from llvmlite import ir
 
@@ -30,7 +31,30 @@ I8 = ir.IntType(8)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
 
-LAUNCH_WORDS = 17
+
+class LaunchRecord(ctypes.Structure):
+    """What the runner reads of a launch; the IR below addresses it by ``launch_word``."""
+
+    _fields_ = [
+        ("global_size", ctypes.c_int64 * 3),
+        ("local_size", ctypes.c_int64 * 3),  # the enqueued (full-group) size
+        ("global_offset", ctypes.c_int64 * 3),
+        ("groups", ctypes.c_int64 * 3),
+        ("work_dim", ctypes.c_int64),
+        ("total_groups", ctypes.c_int64),
+        ("next_group", ctypes.c_int64),  # claimed atomically by the runners
+        ("groups_per_chunk", ctypes.c_int64),
+        ("frames_offset", ctypes.c_int64),
+        # Set by the host to abandon the launch (Ctrl-C): runners stop claiming groups.
+        ("abort", ctypes.c_int64),
+    ]
+
+
+def launch_word(field: str, dim: int = 0) -> int:
+    """The i64 word index of a launch record field (of its element ``dim``)."""
+    return getattr(LaunchRecord, field).offset // 8 + dim
+
+
 _QUERY_BASE = {
     "global_id": 0,
     "local_id": 3,
@@ -53,6 +77,11 @@ class CpuABI:
     sequential_workgroups = True
     native_barriers = False  # barrier kernels become step functions (translate/barriers.py)
     host_libc = True
+    # Buffers come from NumPy, which aligns only to the scalar (ops_memory.lane_alignment).
+    natural_vector_alignment = False
+    # Division and sqrt instructions are correctly rounded here: nothing to gain.
+    fp32_divide_ulp = None
+    fp32_sqrt_ulp = None
 
     def __init__(self, triple: str, data_layout: str):
         self.triple = triple
@@ -89,8 +118,9 @@ def _context_slot(builder: ir.IRBuilder, ctx: ir.Value, index: int) -> ir.Value:
     return builder.gep(ctx, [_i32(0), _i32(0), _i32(index)], source_etype=_CONTEXT)
 
 
-def _launch_word(builder: ir.IRBuilder, launch: ir.Value, index: int) -> ir.Value:
-    return builder.gep(launch, [ir.Constant(I64, index)], source_etype=I64)
+def _launch_word(builder: ir.IRBuilder, launch: ir.Value, field: str, dim: int = 0) -> ir.Value:
+    """The address of a launch record field (element ``dim`` of a 3-word field)."""
+    return builder.gep(launch, [ir.Constant(I64, launch_word(field, dim))], source_etype=I64)
 
 
 class _Loop:
@@ -147,13 +177,15 @@ def _group_prologue(
     def put(index: int, value: ir.Value) -> None:
         b.store(value, _context_slot(b, ctx, index))
 
-    def word(index: int) -> ir.Value:
-        return b.load(_launch_word(b, launch, index), typ=I64)
+    def word(field: str, dim: int = 0) -> ir.Value:
+        return b.load(_launch_word(b, launch, field, dim), typ=I64)
 
     b.store(local_base, b.gep(ctx, [_i32(0), _i32(1)], source_etype=_CONTEXT))
     local_sizes, starts = [], []
     for d in range(3):
-        global_size, enqueued, offset = word(d), word(3 + d), word(6 + d)
+        global_size = word("global_size", d)
+        enqueued = word("local_size", d)
+        offset = word("global_offset", d)
         first = b.mul(group[d], enqueued)
         # The last group of a dimension may be smaller (non-uniform work-groups).
         rest = b.sub(global_size, first)
@@ -161,12 +193,12 @@ def _group_prologue(
         put(_QUERY_BASE["global_size"] + d, global_size)
         put(_QUERY_BASE["enqueued_local_size"] + d, enqueued)
         put(_QUERY_BASE["global_offset"] + d, offset)
-        put(_QUERY_BASE["num_groups"] + d, word(9 + d))
+        put(_QUERY_BASE["num_groups"] + d, word("groups", d))
         put(_QUERY_BASE["group_id"] + d, group[d])
         put(_QUERY_BASE["local_size"] + d, local_size)
         local_sizes.append(local_size)
         starts.append(b.add(first, offset))
-    put(_QUERY_BASE["work_dim"], word(12))
+    put(_QUERY_BASE["work_dim"], word("work_dim"))
     return ctx, kernel_args, local_sizes, starts
 
 
@@ -216,7 +248,9 @@ def _emit_stepped_workgroup_function(
     launch, local_base = fn.args[1], fn.args[5]
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
-    frames = b.gep(local_base, [b.load(_launch_word(b, launch, 16), typ=I64)], source_etype=I8)
+    frames = b.gep(
+        local_base, [b.load(_launch_word(b, launch, "frames_offset"), typ=I64)], source_etype=I8
+    )
     state = b.alloca(ir.IntType(32), name="state")
     state.type = PTR
     b.store(ir.Constant(ir.IntType(32), 0), state)
@@ -272,16 +306,16 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR]), name)
     args_ptr, launch, local_base = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    groups_x = b.load(_launch_word(b, launch, 9), typ=I64)
-    groups_y = b.load(_launch_word(b, launch, 10), typ=I64)
-    total = b.load(_launch_word(b, launch, 13), typ=I64)
-    chunk = b.load(_launch_word(b, launch, 15), typ=I64)
+    groups_x = b.load(_launch_word(b, launch, "groups", 0), typ=I64)
+    groups_y = b.load(_launch_word(b, launch, "groups", 1), typ=I64)
+    total = b.load(_launch_word(b, launch, "total_groups"), typ=I64)
+    chunk = b.load(_launch_word(b, launch, "groups_per_chunk"), typ=I64)
     claim = fn.append_basic_block("claim")
     work = fn.append_basic_block("work")
     done = fn.append_basic_block("done")
     b.branch(claim)
     b.position_at_end(claim)
-    start = b.atomic_rmw("add", _launch_word(b, launch, 14), chunk, "monotonic")
+    start = b.atomic_rmw("add", _launch_word(b, launch, "next_group"), chunk, "monotonic")
     b.cbranch(b.icmp_unsigned("<", start, total), work, done)
     b.position_at_end(work)
     end = b.add(start, chunk)
@@ -292,7 +326,10 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     rest = b.udiv(index, groups_x)
     gy = b.urem(rest, groups_y)
     gz = b.udiv(rest, groups_y)
-    b.call(wg, [args_ptr, launch, gx, gy, gz, local_base])
+    # Before each group: an abandoned launch (Ctrl-C) starts no more groups.
+    aborted = b.load_atomic(_launch_word(b, launch, "abort"), "monotonic", 8, typ=I64)
+    with b.if_then(b.icmp_signed("==", aborted, ir.Constant(I64, 0)), likely=True):
+        b.call(wg, [args_ptr, launch, gx, gy, gz, local_base])
     loop.close()
     b.branch(claim)
     b.position_at_end(done)

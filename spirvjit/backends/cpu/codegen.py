@@ -12,15 +12,14 @@ import ctypes
 import ctypes.util
 import functools
 import itertools
-import re
 import threading
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
+from . import objcheck
 
 
 @functools.cache
@@ -33,51 +32,12 @@ def target_machine(target: Target) -> llvm.TargetMachine:
     )
 
 
-_REFERENCE = re.compile(r'@"?([-\w.$]+)"?')
-
-
-def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVariable]) -> str:
-    """IR text of the function ``keep`` and what it reaches: its own module for the JIT.
-
-    Only the globals ``keep`` references (transitively) are printed, so a kernel's
-    compile time does not grow with the other kernels of its program. The program's
-    mutable globals become declarations, resolved from the data object at load.
-    """
-    mutable = {gv.name for gv in mutable_globals}
-    by_name = {gv.name: gv for gv in module.global_values}
-    texts: dict[str, str] = {}
-    pending = [keep]
-    while pending:
-        name = pending.pop()
-        if name in texts or name not in by_name:
-            continue
-        value = by_name[name]
-        if name in mutable:
-            texts[name] = f'@"{name}" = external global {value.value_type}, align {value.align}'
-            continue
-        text = texts[name] = str(value)
-        pending.extend(_REFERENCE.findall(text))
-    header = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
-    return "\n".join(header + [texts[name] for name in sorted(texts)]) + "\n"
-
-
 def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
     """A module that defines only the program's mutable globals."""
     lines = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
     for gv in mutable_globals:
         lines.append(f'@"{gv.name}" = global {gv.initializer}, align {gv.align}')
     return "\n".join(lines) + "\n"
-
-
-def parse(text: str, what: str) -> llvm.ModuleRef:
-    try:
-        module = llvm.parse_assembly(text)
-        module.verify()
-    except RuntimeError as exc:
-        raise CompileError(
-            f"LLVM rejected the IR translated for {what}; this is a spirvjit bug", str(exc)
-        ) from None
-    return module
 
 
 def optimize(module: llvm.ModuleRef, target: Target) -> None:
@@ -164,10 +124,22 @@ def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> tupl
 def load_kernel(
     target: Target, name: str, obj: bytes, symbol: str, data_library: str | None
 ) -> LoadedCode:
-    """Links one kernel's object as JIT library ``name`` and returns its runner's address."""
+    """Links one kernel's object as JIT library ``name`` and returns its runner's address.
+
+    Raises NativeCodeRefused when the object is not the kernel (``objcheck``: it must
+    define ``symbol`` and nothing else) or LLVM cannot link it.
+    """
+    why = objcheck.problem(obj, symbol, target.triple)
+    if why is not None:
+        raise objcheck.NativeCodeRefused(f"object code of {symbol} refused: {why}")
     with _jit_lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
         if data_library:
             builder.add_jit_library(data_library)
-        tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        try:
+            tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        except RuntimeError as exc:
+            raise objcheck.NativeCodeRefused(
+                f"object code of {symbol} does not link: {exc}"
+            ) from None
         return LoadedCode(tracker, tracker[symbol])

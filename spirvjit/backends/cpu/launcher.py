@@ -1,4 +1,4 @@
-"""Running a compiled kernel on the host CPU: argument packing, NDRange, threads.
+"""Running a compiled kernel on the host CPU: launch records and worker threads.
 
 Python runs once per launch: it checks and packs the arguments, writes the launch
 record and wakes the worker threads. Each thread (the caller included) then
@@ -9,6 +9,7 @@ the threads run in parallel.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import queue
 import threading
@@ -17,9 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import config
+from ...arguments import ArgumentPacker
 from ...errors import LaunchError
-from ...translate.signature import KernelArg, KernelSignature
-from .abi import LAUNCH_WORDS
+from ...ndrange import choose_local_size, group_counts, normalize_sizes
+from ...translate.signature import KernelSignature
+from .abi import LaunchRecord
 
 RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -29,18 +33,6 @@ ARENA_ALIGN = 64
 # Launches with fewer work-items than this run on the calling thread alone:
 # waking workers costs more than they would save.
 INLINE_WORK_ITEMS = 1 << 12
-
-
-class LocalMemory:
-    """A ``__local`` pointer argument: ``nbytes`` of work-group memory per group."""
-
-    def __init__(self, nbytes: int):
-        if not isinstance(nbytes, (int, np.integer)) or nbytes <= 0:
-            raise ValueError(f"LocalMemory needs a positive byte count, got {nbytes!r}")
-        self.nbytes = int(nbytes)
-
-    def __repr__(self) -> str:
-        return f"LocalMemory({self.nbytes})"
 
 
 class _Arena(threading.local):
@@ -59,11 +51,19 @@ class _Arena(threading.local):
 
 
 class ThreadPool:
-    """Worker threads that call native runners; the caller takes part in every launch.
+    """Worker threads that call native runners.
 
-    Every thread (the callers' too) has its own arena, so launches that run inline on
-    their calling thread need no lock and several Python threads may launch at once.
+    A launch from the main thread runs on the workers alone while the main thread waits,
+    interruptibly: Ctrl-C sets the launch's abort flag, the runners finish the groups
+    they are running and claim no more, and KeyboardInterrupt is raised (native code
+    holds no GIL, so a main thread inside it would only see the signal at its end).
+    Other threads take part in their own launches. Every thread has its own arena, so
+    launches that run inline on their calling thread need no lock and several Python
+    threads may launch at once.
     """
+
+    # How often a waiting main thread wakes for signals; completion wakes it at once.
+    SIGNAL_POLL_SECONDS = 0.05
 
     def __init__(self, threads: int):
         self.threads = max(1, threads)
@@ -71,7 +71,7 @@ class ThreadPool:
         self._done: queue.SimpleQueue = queue.SimpleQueue()
         self._arena = _Arena()
         self._lock = threading.Lock()
-        for i in range(self.threads - 1):
+        for i in range(self.threads):
             tasks: queue.SimpleQueue = queue.SimpleQueue()
             self._tasks.append(tasks)
             threading.Thread(
@@ -86,323 +86,52 @@ class ThreadPool:
             finally:
                 self._done.put(None)
 
-    def run(self, runner, args: int, launch: int, threads: int, arena_bytes: int) -> None:
+    def run(
+        self,
+        runner,
+        args: int,
+        launch: int,
+        threads: int,
+        arena_bytes: int,
+        abort: ctypes.c_int64 | None = None,
+    ) -> None:
+        """Runs ``runner`` on ``threads`` threads; ``abort``: the launch record's abort
+        flag, set on Ctrl-C (launches that run inline on one thread are not interrupted:
+        they have fewer than INLINE_WORK_ITEMS work-items)."""
         if threads <= 1:
             runner(args, launch, self._arena.get(arena_bytes))
             return
+        task = (runner, args, launch, arena_bytes)
         # The workers are shared: one multi-threaded launch at a time.
         with self._lock:
-            helpers = min(threads, self.threads) - 1
-            for i in range(helpers):
-                self._tasks[i].put((runner, args, launch, arena_bytes))
+            count = min(threads, self.threads)
+            if abort is not None and threading.current_thread() is threading.main_thread():
+                for i in range(count):
+                    self._tasks[i].put(task)
+                self._wait_interruptibly(count, abort)
+                return
+            for i in range(count - 1):
+                self._tasks[i].put(task)
             try:
                 runner(args, launch, self._arena.get(arena_bytes))
             finally:
-                for _ in range(helpers):
+                for _ in range(count - 1):
                     self._done.get()
 
-
-def normalize_sizes(
-    kernel: str, global_size, local_size, global_offset
-) -> tuple[tuple, tuple | None, tuple]:
-    """Checks the NDRange arguments; returns 3-D tuples (local None when not given)."""
-    gs = _size_tuple(kernel, "global_size", global_size)
-    dims = len(gs)
-    if any(g < 1 for g in gs):
-        raise LaunchError(f"global_size {gs} has a zero or negative dimension", kernel)
-    ls = None
-    if local_size is not None:
-        ls = _size_tuple(kernel, "local_size", local_size)
-        if len(ls) != dims:
-            raise LaunchError(
-                f"local_size {ls} has {len(ls)} dimensions, global_size {gs} has {dims}", kernel
-            )
-        if any(v < 1 for v in ls):
-            raise LaunchError(f"local_size {ls} has a zero or negative dimension", kernel)
-        if int(np.prod(ls)) > MAX_WORK_GROUP_SIZE:
-            raise LaunchError(
-                f"local_size {ls} has more than {MAX_WORK_GROUP_SIZE} work-items", kernel
-            )
-    offset = (0,) * dims
-    if global_offset is not None:
-        offset = _size_tuple(kernel, "global_offset", global_offset)
-        if len(offset) != dims or any(v < 0 for v in offset):
-            raise LaunchError(
-                f"global_offset {offset} must be {dims} non-negative integers", kernel
-            )
-    pad = (1,) * (3 - dims)
-    return gs + pad, (ls + pad) if ls else None, offset + (0,) * (3 - dims), dims
-
-
-def _size_tuple(kernel: str, what: str, value) -> tuple[int, ...]:
-    if isinstance(value, (int, np.integer)):
-        value = (value,)
-    try:
-        sizes = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        raise LaunchError(
-            f"{what} must be an int or a tuple of 1-3 ints, got {value!r}", kernel
-        ) from None
-    if not 1 <= len(sizes) <= 3 or any(not isinstance(v, (int, np.integer)) for v in value):
-        raise LaunchError(f"{what} must be an int or a tuple of 1-3 ints, got {value!r}", kernel)
-    return sizes
-
-
-def choose_local_size(global_size: tuple[int, int, int], dims: int) -> tuple[int, int, int]:
-    """A work-group shape for launches that give none.
-
-    Prefers divisors of the global size (OpenCL 1.2 kernels may assume uniform
-    groups); falls back to a non-uniform last group when the only divisors are
-    too small to amortize the per-group cost.
-    """
-    budget = 256
-    shape = []
-    for d in range(3):
-        if d >= dims:
-            shape.append(1)
-            continue
-        want = min(global_size[d], max(1, budget))
-        best = (
-            max(v for v in range(1, want + 1) if global_size[d] % v == 0) if want <= 4096 else want
-        )
-        chosen = best if best * 8 >= want else want
-        shape.append(chosen)
-        budget //= chosen
-    return tuple(shape)
-
-
-_INT_CTYPES = {8: ctypes.c_uint8, 16: ctypes.c_uint16, 32: ctypes.c_uint32, 64: ctypes.c_uint64}
-_FLOAT_CTYPES = {32: ctypes.c_float, 64: ctypes.c_double}
-
-
-class ArgumentPacker:
-    """Checks one launch's arguments against the signature and packs them for the runner.
-
-    A packing function per argument is prepared once per kernel, so a launch does
-    only the checks and conversions its argument types need.
-    """
-
-    def __init__(self, signature: KernelSignature):
-        self.signature = signature
-        self._packers = [self._packer(spec) for spec in signature.args]
-        self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
-        self._dynamic_local = any(spec.kind == "local" for spec in signature.args)
-
-    def pack(self, args: Sequence, cpu_local: bool = True) -> tuple[ctypes.Array, list, int]:
-        """Returns (argument pointer array, objects to keep alive, local bytes needed).
-
-        ``cpu_local=False`` leaves ``__local`` arguments to the caller (a GPU lays them
-        out in its own shared memory, with its own limit); local bytes are then 0.
-        """
-        sig = self.signature
-        if len(args) != len(self._packers):
-            expected = ", ".join(a.describe() for a in sig.args)
-            raise LaunchError(
-                f"takes {len(sig.args)} arguments ({expected}), got {len(args)}", sig.name
-            )
-        slots = self._slots_type()
-        keep = []
-        for i, (packer, value) in enumerate(zip(self._packers, args, strict=True)):
-            storage = packer(value)
-            keep.append(storage)
-            slots[i] = ctypes.addressof(storage)
-        keep.append(args)  # the arrays whose addresses were taken
-        if not cpu_local:
-            return slots, keep, 0
-        local_bytes = (
-            self._local_layout(args, keep) if self._dynamic_local else sig.static_local_bytes
-        )
-        return slots, keep, local_bytes
-
-    def _local_layout(self, args: Sequence, storages: list) -> int:
-        """Gives each __local argument its offset; returns the bytes the group needs."""
-        offset = self.signature.static_local_bytes
-        for spec, value, storage in zip(self.signature.args, args, storages, strict=False):
-            if spec.kind == "local":
-                offset = (offset + 127) // 128 * 128
-                storage.value = offset
-                offset += value.nbytes
-        if offset > LOCAL_MEMORY_BYTES:
-            raise LaunchError(
-                f"needs {offset} bytes of local memory; "
-                f"the host CPU device has {LOCAL_MEMORY_BYTES}",
-                self.signature.name,
-            )
-        return offset
-
-    def _packer(self, spec: KernelArg):
-        if spec.kind == "local":
-            return self._local_packer(spec)
-        if spec.kind in ("global", "constant"):
-            return self._buffer_packer(spec)
-        if spec.kind == "struct":
-            return lambda value: self._struct_bytes(spec, value)
-        dtype = _scalar_dtype(spec)
-        if spec.lanes == 1 and spec.element_kind == "float" and spec.element_bits in _FLOAT_CTYPES:
-            ctype = _FLOAT_CTYPES[spec.element_bits]
-
-            def pack_float(value):
-                numeric = type(value) is float or isinstance(value, (int, np.floating, np.integer))
-                if numeric and not isinstance(value, (bool, np.bool_)):
-                    return ctype(value)
-                raise self._error(spec, f"expects {spec.describe()}, got {type(value).__name__}")
-
-            return pack_float
-        if spec.lanes == 1 and spec.element_kind == "int":
-            ctype, bits = _INT_CTYPES[spec.element_bits], spec.element_bits
-            low, high = -(1 << (bits - 1)), 1 << bits
-
-            def pack_int(value):
-                if (type(value) is int or isinstance(value, np.integer)) and not isinstance(
-                    value, (bool, np.bool_)
-                ):
-                    if low <= value < high:
-                        return ctype(int(value) & (high - 1))
-                    raise self._error(spec, f"{value} does not fit in {spec.describe()}")
-                raise self._error(
-                    spec, f"expects an integer for {spec.describe()}, got {type(value).__name__}"
-                )
-
-            return pack_int
-        if dtype is None:
-            return lambda value: self._unsupported(spec)
-        return lambda value: self._value_bytes(spec, value)
-
-    def _local_packer(self, spec: KernelArg):
-        def pack_local(value):
-            if not isinstance(value, LocalMemory):
-                raise self._error(
-                    spec, f"expects spirvjit.LocalMemory(nbytes), got {type(value).__name__}"
-                )
-            return ctypes.c_int64(0)  # its offset, set once all local sizes are known
-
-        return pack_local
-
-    def _buffer_packer(self, spec: KernelArg):
-        writable = spec.kind == "global"
-        accepted = _accepted_dtypes(spec)
-        align = spec.align
-
-        def pack_buffer(value):
-            if value is None:
-                return ctypes.c_void_p(0)
-            if not isinstance(value, np.ndarray):
-                raise self._error(
-                    spec, f"expects a NumPy array for {spec.describe()}, got {type(value).__name__}"
-                )
-            flags = value.flags
-            if not flags.c_contiguous:
-                raise self._error(
-                    spec, "the array is not C-contiguous; pass np.ascontiguousarray(a)"
-                )
-            if writable and not flags.writeable:
-                raise self._error(
-                    spec, "the array is read-only but the kernel may write to a __global buffer"
-                )
-            if accepted is not None and value.dtype not in accepted and value.dtype.fields is None:
-                raise self._error(
-                    spec,
-                    f"expects {spec.describe()} (elements of {spec.element_bits}-bit "
-                    f"{spec.element_kind}), got an array of {value.dtype}; convert it with "
-                    ".astype() or reinterpret it with .view()",
-                )
-            address = value.ctypes.data
-            if address % align and value.size:
-                raise self._error(
-                    spec,
-                    f"the array's data is not {align}-byte aligned as {spec.describe()} requires",
-                )
-            return ctypes.c_void_p(address)
-
-        return pack_buffer
-
-    def _unsupported(self, spec: KernelArg):
-        raise self._error(spec, f"by-value argument of type {spec.describe()} is not supported")
-
-    def _error(self, spec: KernelArg, message: str) -> LaunchError:
-        where = spec.index if spec.name.startswith("#") else f"{spec.index} ({spec.name})"
-        return LaunchError(message, self.signature.name, where)
-
-    def _value_bytes(self, spec: KernelArg, value) -> ctypes.Array:
-        dtype = _scalar_dtype(spec)
-        lanes = spec.lanes
-        if lanes > 1:
-            data = np.asarray(value)
-            if data.ndim != 1 or data.size not in (lanes, 4 if lanes == 3 else lanes):
-                raise self._error(
-                    spec, f"expects {lanes} values for {spec.describe()}, got shape {data.shape}"
-                )
-            items = list(data)[:lanes]
-        else:
-            items = [value]
-        converted = np.zeros(spec.size // dtype.itemsize, dtype)
-        for i, item in enumerate(items):
-            converted[i] = self._scalar(spec, item, dtype)
-        return (ctypes.c_char * spec.size).from_buffer_copy(converted.tobytes()[: spec.size])
-
-    def _scalar(self, spec: KernelArg, item, dtype: np.dtype):
-        if isinstance(item, (bool, np.bool_)) and dtype.kind != "b":
-            raise self._error(spec, f"expects {spec.describe()}, got a bool")
-        if dtype.kind == "f":
-            if not isinstance(item, (int, float, np.integer, np.floating)):
-                raise self._error(spec, f"expects {spec.describe()}, got {type(item).__name__}")
-            return dtype.type(item)
-        if not isinstance(item, (int, np.integer)):
-            raise self._error(
-                spec,
-                f"expects an integer for {spec.describe()}, got {type(item).__name__} {item!r}",
-            )
-        bits = spec.element_bits
-        if not -(1 << (bits - 1)) <= int(item) < (1 << bits):
-            raise self._error(spec, f"{item} does not fit in {spec.describe()}")
-        return int(item) & ((1 << bits) - 1)
-
-    def _struct_bytes(self, spec: KernelArg, value) -> ctypes.Array:
-        if isinstance(value, np.ndarray) and value.size == 1:
-            value = value.reshape(())[()]
-        if isinstance(value, np.void):
-            data = value.tobytes()
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            data = bytes(value)
-        else:
-            raise self._error(
-                spec,
-                f"expects a struct of {spec.size} bytes (NumPy structured scalar or bytes), "
-                f"got {type(value).__name__}",
-            )
-        if len(data) != spec.size:
-            raise self._error(spec, f"expects a struct of {spec.size} bytes, got {len(data)} bytes")
-        return (ctypes.c_char * max(1, spec.size)).from_buffer_copy(data or b"\0")
-
-
-def _accepted_dtypes(spec: KernelArg) -> frozenset | None:
-    """The NumPy dtypes a buffer argument accepts (None: any)."""
-    if spec.element_kind is None:
-        return None
-    bits = spec.element_bits
-    if spec.element_kind == "float":
-        names = {16: ["f2"], 32: ["f4"], 64: ["f8"]}.get(bits, [])
-    elif spec.element_kind == "bool":
-        names = ["?"] if bits == 8 else []
-    else:
-        names = [f"i{bits // 8}", f"u{bits // 8}"]
-    dtypes = set()
-    for name in names:
-        dtypes |= {np.dtype("<" + name), np.dtype("=" + name)}
-    return frozenset(dtypes)
-
-
-def _scalar_dtype(spec: KernelArg) -> np.dtype | None:
-    if spec.element_kind == "float":
-        return np.dtype({16: np.float16, 32: np.float32, 64: np.float64}[spec.element_bits])
-    if spec.element_kind == "int":
-        return np.dtype(
-            {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[spec.element_bits]
-        )
-    return None
-
-
-LaunchRecord = ctypes.c_int64 * LAUNCH_WORDS
+    def _wait_interruptibly(self, pending: int, abort: ctypes.c_int64) -> None:
+        try:
+            while pending:
+                try:
+                    self._done.get(timeout=self.SIGNAL_POLL_SECONDS)
+                    pending -= 1
+                except queue.Empty:
+                    continue
+        except BaseException:
+            abort.value = 1  # the runners stop claiming groups
+            while pending:
+                self._done.get()
+                pending -= 1
+            raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,19 +145,94 @@ class LaunchPlan:
 
 def launch_record(
     global_size, local_size, global_offset, dims: int, threads: int, frames_offset: int = 0
-) -> tuple[ctypes.Array, int]:
+) -> tuple[LaunchRecord, int]:
     """The launch record the runner reads (see abi.py); returns it and the group count."""
-    record = LaunchRecord()
-    groups = [-(-size // group) for size, group in zip(global_size, local_size, strict=True)]
+    groups = group_counts(global_size, local_size)
     total = groups[0] * groups[1] * groups[2]
-    record[0:3] = list(global_size)
-    record[3:6] = list(local_size)
-    record[6:9] = list(global_offset)
-    record[9:12] = groups
-    record[12] = dims
-    record[13] = total
-    record[14] = 0
-    # Several chunks per thread balance uneven groups; one chunk is the whole range inline.
-    record[15] = max(1, total // (threads * 8)) if threads > 1 else total
-    record[16] = frames_offset
+    record = LaunchRecord(
+        global_size=(ctypes.c_int64 * 3)(*global_size),
+        local_size=(ctypes.c_int64 * 3)(*local_size),
+        global_offset=(ctypes.c_int64 * 3)(*global_offset),
+        groups=(ctypes.c_int64 * 3)(*groups),
+        work_dim=dims,
+        total_groups=total,
+        next_group=0,
+        # Several chunks per thread balance uneven groups; one chunk is the whole range
+        # when the launch runs inline.
+        groups_per_chunk=max(1, total // (threads * 8)) if threads > 1 else total,
+        frames_offset=frames_offset,
+    )
     return record, total
+
+
+def _abort_flag(record: LaunchRecord) -> ctypes.c_int64:
+    return ctypes.c_int64.from_buffer(record, LaunchRecord.abort.offset)
+
+
+_pool: ThreadPool | None = None
+_pool_lock = threading.Lock()
+
+
+def thread_pool() -> ThreadPool:
+    """The process's CPU worker threads (SPIRVJIT_NUM_THREADS), started on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPool(config.num_threads())
+        return _pool
+
+
+class CpuKernel:
+    """A kernel's native runner loaded in this process (the backend's LoadedKernel)."""
+
+    def __init__(self, code, signature: KernelSignature, origin: str, times):
+        self._code = code  # keeps the JIT library alive
+        self._runner = RUNNER(code.address)
+        self.signature = signature
+        self.origin = origin  # where the native code came from: "compile", "disk", ...
+        self.times = times  # jit.StageTimes of loading it
+        self.compile_seconds = times.total
+        self._packer = ArgumentPacker(signature)
+        self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
+
+    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+        key = (global_size, local_size, global_offset)
+        try:
+            plan = self._plans[key]
+        except (KeyError, TypeError):  # TypeError: sizes given as lists, not hashable
+            plan = self._plan(global_size, local_size, global_offset)
+            if len(self._plans) < 64:
+                with contextlib.suppress(TypeError):
+                    self._plans[key] = plan
+        slots, keep, local_bytes = self._packer.pack(args, (LOCAL_MEMORY_BYTES, "host CPU"))
+        record = LaunchRecord.from_buffer_copy(plan.record)
+        # Kernels with barriers keep each work-item's frame after the group's local memory.
+        record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
+        arena_bytes = record.frames_offset + self.signature.frame_bytes * plan.group_items
+        thread_pool().run(
+            self._runner,
+            ctypes.addressof(slots),
+            ctypes.addressof(record),
+            plan.threads,
+            arena_bytes,
+            _abort_flag(record),
+        )
+        del keep
+
+    def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
+        name = self.signature.name
+        gs, ls, offset, dims = normalize_sizes(
+            name, global_size, local_size, global_offset, MAX_WORK_GROUP_SIZE
+        )
+        required = self.signature.required_local_size
+        if ls is None:
+            ls = required or choose_local_size(gs, dims)
+        elif required and ls != tuple(required):
+            raise LaunchError(
+                f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
+                name,
+            )
+        pool_threads = thread_pool().threads
+        threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
+        record, total = launch_record(gs, ls, offset, dims, threads)
+        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2])

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...spirv.grammar import Scope, StorageClass
 from ...translate.module import declare
-from ...translate.signature import KernelSignature
 
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
-_VOID_FN = ir.FunctionType(ir.VoidType(), [])
-HIDDEN = [I64, I64, I64, I32]  # global offset x/y/z, work_dim
-_XYZ = "xyz"
+VOID_FN = ir.FunctionType(ir.VoidType(), [])
+HIDDEN = [I64, I64, I64, I32]
+CORRECTLY_ROUNDED_DIVIDE_SQRT = (
+    "-cl-fp32-correctly-rounded-divide-sqrt"  # global offset x/y/z, work_dim
+)
+XYZ = "xyz"
 
 
 class GpuABI:
@@ -36,12 +37,21 @@ class GpuABI:
     sequential_workgroups = False
     native_barriers = True
     host_libc = False
+    # Buffers are the driver's allocations (256-byte aligned), and OpenCL C guarantees
+    # vector types their natural alignment: float4 accesses are one 16-byte access.
+    natural_vector_alignment = True
+    # OpenCL C's accuracy for float division and sqrt (its ULP table); without
+    # -cl-fp32-correctly-rounded-divide-sqrt the GPU may use its fast sequences.
+    fp32_divide_ulp: float | None = 2.5
+    fp32_sqrt_ulp: float | None = 3.0
     spaces: dict[int, int] = {}
     scopes: dict[int, str] = {}
 
-    def __init__(self, triple: str, data_layout: str):
+    def __init__(self, triple: str, data_layout: str, options: tuple[str, ...] = ()):
         self.triple = triple
         self.data_layout = data_layout
+        if CORRECTLY_ROUNDED_DIVIDE_SQRT in options:
+            self.fp32_divide_ulp = self.fp32_sqrt_ulp = None
 
     def address_space(self, storage_class: int) -> int:
         return self.spaces.get(storage_class, 0)
@@ -112,133 +122,3 @@ class GpuABI:
 
     def local_size(self, b: ir.IRBuilder, dim: int) -> ir.Value:
         raise NotImplementedError
-
-
-class AmdgpuABI(GpuABI):
-    """AMD GPUs with HSA code object v5. Sizes come from the dispatch packet (AQL), whose
-    grid size counts work-items, so the last group may be partial as OpenCL allows."""
-
-    kernel_calling_convention = "amdgpu_kernel"
-    spaces = {
-        StorageClass.CrossWorkgroup: 1,
-        StorageClass.Workgroup: 3,
-        StorageClass.UniformConstant: 4,
-        StorageClass.Function: 5,
-        StorageClass.Private: 5,
-    }
-    scopes = {
-        Scope.Invocation: "singlethread",
-        Scope.Subgroup: "wavefront",
-        Scope.Workgroup: "workgroup",
-        Scope.Device: "agent",
-    }
-
-    def entry_attributes(self, signature: KernelSignature) -> list[str]:
-        required = signature.required_local_size
-        # Without reqd_work_group_size any launch up to 1024 work-items must work (the
-        # back end sizes registers for it); the last group may be partial.
-        size = required[0] * required[1] * required[2] if required else None
-        flat = f"{size},{size}" if size else "1,1024"
-        return [
-            f'"amdgpu-flat-work-group-size"="{flat}"',
-            f'"uniform-work-group-size"="{"true" if required else "false"}"',
-        ]
-
-    def control_barrier(
-        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
-    ) -> None:
-        # What clang emits for OpenCL's barrier(): release, s_barrier, acquire.
-        if ordering:
-            builder.fence("release", memory_scope)
-        builder.call(declare(builder.module, "llvm.amdgcn.s.barrier", _VOID_FN), [])
-        if ordering:
-            builder.fence("acquire", memory_scope)
-
-    def local_id(self, b, dim):
-        return self.intrinsic(b, f"llvm.amdgcn.workitem.id.{_XYZ[dim]}", I32)
-
-    def group_id(self, b, dim):
-        return self.intrinsic(b, f"llvm.amdgcn.workgroup.id.{_XYZ[dim]}", I32)
-
-    def _packet(self, b: ir.IRBuilder, offset: int, ty: ir.IntType) -> ir.Value:
-        """A field of the hsa_kernel_dispatch_packet_t this dispatch was launched with."""
-        packet = self.intrinsic(b, "llvm.amdgcn.dispatch.ptr", ir.PointerType(addrspace=4))
-        field = b.gep(packet, [ir.Constant(I64, offset)], source_etype=ir.IntType(8))
-        load = b.load(field, typ=ty)
-        load.align = ty.width // 8
-        return b.zext(load, I64)
-
-    def enqueued(self, b, dim):
-        return self._packet(b, 4 + 2 * dim, I16)  # workgroup_size_x/y/z
-
-    def global_size(self, b, dim):
-        return self._packet(b, 12 + 4 * dim, I32)  # grid_size_x/y/z, in work-items
-
-    def num_groups(self, b, dim):
-        size, group = self.global_size(b, dim), self.enqueued(b, dim)
-        return b.udiv(b.add(size, b.sub(group, ir.Constant(I64, 1))), group)
-
-    def local_size(self, b, dim):
-        # The last group holds what is left of the grid.
-        size, group = self.global_size(b, dim), self.enqueued(b, dim)
-        start = b.mul(b.zext(self.group_id(b, dim), I64), group)
-        left = b.sub(size, start)
-        return b.select(b.icmp_unsigned("<", left, group), left, group)
-
-
-class NvptxABI(GpuABI):
-    """NVIDIA GPUs. CUDA launches whole blocks, so every group has the full size (the
-    launcher refuses a global size that is not a multiple of the local size)."""
-
-    kernel_calling_convention = "ptx_kernel"
-    spaces = {
-        StorageClass.CrossWorkgroup: 1,
-        StorageClass.UniformConstant: 1,
-        StorageClass.Workgroup: 3,
-    }
-    scopes = {
-        Scope.Invocation: "singlethread",
-        Scope.Workgroup: "block",
-        Scope.Device: "device",
-    }
-
-    def entry_attributes(self, signature: KernelSignature) -> list[str]:
-        required = signature.required_local_size
-        return [f'"nvvm.reqntid"="{",".join(map(str, required))}"'] if required else []
-
-    def control_barrier(
-        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
-    ) -> None:
-        # bar.sync orders shared and global memory among the block's threads (PTX ISA,
-        # "Memory consistency model"); a fence is needed only for a wider scope.
-        if ordering and memory_scope != "block":
-            builder.fence("acq_rel", memory_scope)
-        fnty = ir.FunctionType(ir.VoidType(), [I32])
-        barrier = declare(builder.module, "llvm.nvvm.barrier.cta.sync.aligned.all", fnty)
-        builder.call(barrier, [ir.Constant(I32, 0)])
-
-    def _sreg(self, b: ir.IRBuilder, register: str, dim: int) -> ir.Value:
-        return self.intrinsic(b, f"llvm.nvvm.read.ptx.sreg.{register}.{_XYZ[dim]}", I32)
-
-    def local_id(self, b, dim):
-        return self._sreg(b, "tid", dim)
-
-    def group_id(self, b, dim):
-        return self._sreg(b, "ctaid", dim)
-
-    def enqueued(self, b, dim):
-        return b.zext(self._sreg(b, "ntid", dim), I64)
-
-    def local_size(self, b, dim):
-        return self.enqueued(b, dim)
-
-    def num_groups(self, b, dim):
-        return b.zext(self._sreg(b, "nctaid", dim), I64)
-
-    def global_size(self, b, dim):
-        return b.mul(self.num_groups(b, dim), self.enqueued(b, dim), flags=["nuw"])
-
-
-def gpu_abi(kind: str, triple: str, data_layout: str) -> GpuABI:
-    """The ABI of a GPU target kind ("amdgpu" or "nvptx")."""
-    return {"amdgpu": AmdgpuABI, "nvptx": NvptxABI}[kind](triple, data_layout)

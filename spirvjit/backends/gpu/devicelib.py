@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +43,6 @@ MATH_FUNCTIONS: dict[str, int] = {
     "ilogb": 1,
 }
 WITH_INT_OUT: dict[str, int] = {"lgamma_r": 1, "remquo": 2}
-
-_LIBCLC_DIRS = ("/usr/lib/clc", "/usr/lib/llvm-22/lib/clc", "/usr/share/clc")
-_LIBDEVICE_DIRS = ("/usr/local/cuda/nvvm/libdevice", "/usr/lib/nvidia-cuda-toolkit/libdevice")
 
 
 @dataclass(frozen=True)
@@ -86,24 +82,12 @@ def _fingerprint(path: Path) -> str:
 
 
 @functools.cache
-def find_library(kind: str) -> DeviceLibrary | None:
-    """The math library for a GPU target kind ("amdgpu", "nvptx"), or None if not installed.
-
-    SPIRVJIT_LIBCLC_DIR and SPIRVJIT_LIBDEVICE (a file) override the search.
-    """
-    if kind == "amdgpu":
-        dirs = [os.environ.get("SPIRVJIT_LIBCLC_DIR", ""), *_LIBCLC_DIRS]
-        candidates = [Path(d) / "amdgcn-amd-amdhsa.bc" for d in dirs if d]
-        library = "libclc"
-    else:
-        cuda = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH")]
-        candidates = [Path(os.environ.get("SPIRVJIT_LIBDEVICE", "") or "/nonexistent")]
-        dirs = [*(f"{c}/nvvm/libdevice" for c in cuda if c), *_LIBDEVICE_DIRS]
-        candidates += [Path(d) / "libdevice.10.bc" for d in dirs]
-        library = "libdevice"
+def first_library(kind: str, candidates: tuple[Path, ...]) -> DeviceLibrary | None:
+    """The first of ``candidates`` that exists, as library ``kind`` ("libclc" or
+    "libdevice"); None if none does. The vendor backends list where to look."""
     for path in candidates:
         if path.is_file():
-            return DeviceLibrary(library, path, _fingerprint(path))
+            return DeviceLibrary(kind, path, _fingerprint(path))
     return None
 
 
@@ -170,12 +154,9 @@ def bind(module: ir.Module, library: DeviceLibrary | None, target_name: str) -> 
             _define(module, fn, base, lane, library)
 
 
-def missing_library(function: str, target_name: str) -> CompileError:
-    how = (
-        "install Debian's libclc-22 (or set SPIRVJIT_LIBCLC_DIR)"
-        if target_name.startswith("gfx")
-        else "install the CUDA toolkit's libdevice (or set SPIRVJIT_LIBDEVICE)"
-    )
+def missing_library(function: str, target_name: str, how: str) -> CompileError:
+    """The error of a kernel that needs math where no library is installed; ``how``
+    says how to install it."""
     return CompileError(
         f"{function} needs a device math library for {target_name} and none is installed: {how}"
     )

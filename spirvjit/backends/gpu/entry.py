@@ -73,6 +73,11 @@ def emit_entry(
             b.store(value, copy)
             forwarded.append(copy)
         else:
+            if arg.kind in ("global", "constant") and arg.element_kind is not None:
+                # The driver's buffers are 256-byte aligned and OpenCL C aligns vector
+                # types naturally: NVPTX then marks the parameter .align N.
+                lanes = 4 if arg.lanes == 3 else arg.lanes
+                value.attributes.align = max(1, arg.element_bits // 8 * lanes)
             forwarded.append(value)
     hidden = list(entry.args[len(signature.args) :])
     for value, name in zip(hidden, HIDDEN_NAMES, strict=True):

@@ -73,19 +73,24 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from .build import Input, build_contents
-    from .writer import write_file
+    from ..ubin.build import Input, build_contents
+    from ..ubin.writer import write_file
 
     targets = _targets(args, args.target)
     options = [f"-D{d}" for d in args.defines] + [f"-I{i}" for i in args.includes] + args.options
     inputs = [Input.from_path(path) for path in args.sources]
-    contents = build_contents(
-        inputs,
-        options=options,
-        producer=args.producer,
-        targets=targets,
-        embed_source=args.embed_source,
-    )
+    from ..progress import Progress
+
+    steps = len(inputs) + len(set(targets))  # a bar only where there is a wait worth one
+    with Progress(steps, "spirvjit build", "step", enabled=None if targets else False) as bar:
+        contents = build_contents(
+            inputs,
+            options=options,
+            producer=args.producer,
+            targets=targets,
+            embed_source=args.embed_source,
+            progress=lambda what: bar.advance(1, what),
+        )
     write_file(contents, args.output)
     return EXIT_OK
 
@@ -109,8 +114,8 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    from .describe import describe, render
-    from .reader import read_file
+    from ..ubin.describe import describe, render
+    from ..ubin.reader import read_file
 
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
@@ -143,8 +148,9 @@ def register_extract(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_extract(args: argparse.Namespace) -> int:
     from ..errors import BinaryFormatError
-    from .describe import find_variant
-    from .reader import read_file
+    from ..ubin.describe import find_variant
+    from ..ubin.names import path_in, printable
+    from ..ubin.reader import read_file
 
     binary = read_file(args.file)
     if not 0 <= args.module < binary.module_count:
@@ -155,8 +161,8 @@ def _run_extract(args: argparse.Namespace) -> int:
         if not binary.source_names:
             raise BinaryFormatError(f"{binary.name} has no embedded sources (build --embed-source)")
         os.makedirs(args.source, exist_ok=True)
-        for name in binary.source_names:  # names are checked bare file names: no ../
-            _write(os.path.join(args.source, name), binary.source(name))
+        for name in binary.source_names:  # the reader checked these; path_in checks again
+            _write(path_in(args.source, name, "source"), binary.source(name))
     else:
         if not args.output:
             args.error("--variant needs -o OUT (a file, or a directory)")
@@ -164,12 +170,17 @@ def _run_extract(args: argparse.Namespace) -> int:
         kernels = sorted(variant.objects)
         if args.kernel:
             if args.kernel not in variant.objects:
-                args.error(f"variant {variant.name} has no kernel {args.kernel!r}: {kernels}")
+                listed = [printable(k) for k in kernels]
+                args.error(
+                    f"variant {printable(variant.name)} has no kernel {args.kernel!r}: {listed}"
+                )
             kernels = [args.kernel]
         if os.path.isdir(args.output) or args.output.endswith(os.sep):
+            # Kernel names come from the file: check them all before writing anything.
+            paths = [path_in(args.output, f"{kernel}.o", "kernel") for kernel in kernels]
             os.makedirs(args.output, exist_ok=True)
-            for kernel in kernels:
-                _write(os.path.join(args.output, f"{kernel}.o"), variant.objects[kernel])
+            for kernel, path in zip(kernels, paths, strict=True):
+                _write(path, variant.objects[kernel])
         elif len(kernels) == 1:
             _write(args.output, variant.objects[kernels[0]])
         else:
@@ -206,9 +217,9 @@ def register_add_target(subparsers: argparse._SubParsersAction) -> None:
 def _run_add_target(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .build import native_variant
-    from .reader import read_file
-    from .writer import write_file
+    from ..ubin.build import native_variant
+    from ..ubin.reader import read_file
+    from ..ubin.writer import write_file
 
     targets = _targets(args, args.target)
     contents = read_file(args.file).contents()
@@ -245,8 +256,8 @@ def register_strip(subparsers: argparse._SubParsersAction) -> None:
 def _run_strip(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .reader import read_file
-    from .writer import write_file
+    from ..ubin.reader import read_file
+    from ..ubin.writer import write_file
 
     both = not (args.native or args.sources)
     contents = read_file(args.file).contents()
@@ -297,10 +308,11 @@ def _sizes(args: argparse.Namespace, text: str | None, what: str) -> tuple[int, 
 def _run_run(args: argparse.Namespace) -> int:
     import math
 
-    from ..backends.cpu.launcher import choose_local_size, normalize_sizes
+    from ..ndrange import choose_local_size, normalize_sizes
     from ..program import Program
-    from .api import open_program
-    from .quickrun import make_args, time_kernel
+    from ..ubin.api import open_program
+    from ..ubin.names import printable
+    from ..ubin.quickrun import make_args, time_kernel
 
     global_size = _sizes(args, args.global_size, "--global")
     local_size = _sizes(args, args.local_size, "--local")
@@ -322,7 +334,7 @@ def _run_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         args.error(str(exc))
     timing = time_kernel(kernel, launch_args, gs[:dims], tuple(ls)[:dims], args.repeat)
-    print(f"{kernel!r} from {program.name}: runs {picked}")
+    print(printable(f"{kernel!r} from {program.name}: runs {picked}"))
     print(f"first launch: {timing.first_s * 1e3:.3f} ms ({timing.origin})")
     if timing.repeats:
         print(f"steady state: {timing.steady_s * 1e3:.3f} ms (median of {timing.repeats})")

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import EXIT_BAD_INPUT, EXIT_OK
+from ..errors import EXIT_BAD_INPUT, EXIT_OK
 
 
 def register_cache(subparsers: argparse._SubParsersAction) -> None:
@@ -67,8 +67,8 @@ def _cached(action: Callable) -> Callable[[argparse.Namespace], int]:
     """Wraps an action ``(args, cache) -> int`` with opening the cache directory."""
 
     def handler(args: argparse.Namespace) -> int:
-        from . import config
-        from .cache_store import CacheUnavailable, DiskCache
+        from .. import config
+        from ..cache.disk import CacheUnavailable, DiskCache
 
         try:
             root = config.cache_dir() if args.dir is None else Path(args.dir)
@@ -94,7 +94,8 @@ def _when(seconds: float) -> str:
 
 
 def _stats(args: argparse.Namespace, disk) -> int:
-    from . import cache_records, config
+    from .. import config
+    from ..cache import records as cache_records
 
     entries = disk.entries()
     stale = sum(e.stale for e in entries)
@@ -120,8 +121,8 @@ def _stats(args: argparse.Namespace, disk) -> int:
 
 
 def _list(args: argparse.Namespace, disk) -> int:
-    from .cache_format import CorruptEntry
-    from .cache_store import CacheUnavailable
+    from ..cache.disk import CacheUnavailable
+    from ..cache.format import CorruptEntry
 
     rows = [("KERNEL", "TARGET", "SIZE", "LAST USE", "STATE")]
     for e in disk.entries():
@@ -139,12 +140,16 @@ def _list(args: argparse.Namespace, disk) -> int:
 
 
 def _clear(args: argparse.Namespace, disk) -> int:
-    print(f"removed {disk.clear()} entries from {disk.root}")
+    from ..frontend.source_cache import clear_directory
+
+    removed, sources = disk.clear(), clear_directory(disk.root)
+    print(f"removed {removed} entries and {sources} compiled sources from {disk.root}")
     return EXIT_OK
 
 
 def _prune(args: argparse.Namespace, disk) -> int:
-    from . import cache_records, config
+    from .. import config
+    from ..cache import records as cache_records
 
     try:
         limit = disk.max_size if args.max_size is None else config.parse_size(args.max_size)
@@ -174,7 +179,7 @@ def _verify(args: argparse.Namespace, disk) -> int:
 
 
 def _explain(args: argparse.Namespace, disk) -> int:
-    from . import cache_records
+    from ..cache import records as cache_records
 
     event = cache_records.read_event(disk.events_dir, args.kernel)
     if event is None:

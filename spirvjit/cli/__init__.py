@@ -11,15 +11,17 @@ Exit status: 0 success, 1 bad input (the error goes to stderr), 2 usage error.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import config
-from .cli_cache import register_cache
-from .errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
-from .ubin.commands import (
+from .. import config
+from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
+from ..precompile import register_precompile
+from ..ubin.signing import register_sign, register_verify
+from .cache import register_cache
+from .doctor import register_doctor
+from .ubin import (
     register_add_target,
     register_build,
     register_extract,
@@ -51,8 +53,8 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_dis(args: argparse.Namespace) -> int:
-    from .spirv.disasm import disassemble
-    from .ubin.format import MAGIC
+    from ..spirv.disasm import disassemble
+    from ..ubin.format import MAGIC
 
     with open(args.file, "rb") as f:
         data = f.read()
@@ -66,7 +68,9 @@ def _run_dis(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        sys.stdout.write(text)
+        from ..ubin.names import printable_lines  # names and strings come from the file
+
+        sys.stdout.write(printable_lines(text))
         sys.stdout.flush()
     return EXIT_OK
 
@@ -75,11 +79,11 @@ def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
-    from .spirv.disasm import disassemble
-    from .toolchain import require_tool
-    from .ubin.describe import find_variant
-    from .ubin.reader import UnifiedBinary
+    from ..errors import CompileError
+    from ..spirv.disasm import disassemble
+    from ..toolchain import require_tool
+    from ..ubin.describe import find_variant
+    from ..ubin.reader import UnifiedBinary
 
     binary = UnifiedBinary(data, os.path.basename(args.file))
     if not 0 <= args.module < binary.module_count:
@@ -112,7 +116,7 @@ def _dis_nvidia(variant) -> str:
     import subprocess
     import tempfile
 
-    from .errors import CompileError
+    from ..errors import CompileError
 
     parts = []
     for kernel in sorted(variant.objects):
@@ -139,8 +143,8 @@ def _dis_nvidia(variant) -> str:
 
 def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     """Every kernel of a SPIR-V module compiled for ``--target`` now, as assembly."""
-    from .program import Program
-    from .target import parse_target
+    from ..program import Program
+    from ..target import parse_target
 
     try:
         target = parse_target(args.target)
@@ -162,7 +166,25 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_add_target,
     register_strip,
     register_cache,
+    register_sign,
+    register_verify,
+    register_doctor,
+    register_precompile,
 )
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: spirvjit's, and the LLVM it compiles with (read only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .. import __version__
+        from ..cache.key import llvm_version
+
+        sys.stdout.write(f"spirvjit {__version__} (LLVM {llvm_version()})\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="spirvjit",
         description="Run OpenCL kernels compiled to SPIR-V on the CPU and GPUs.",
     )
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in SUBCOMMANDS:
         register(subparsers)
@@ -184,8 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    if config.debug():  # the variant choice and JIT times go to the "spirvjit" logger
-        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    config.debug()  # SPIRVJIT_DEBUG: the variant choice and JIT times go to stderr
     try:
         return args.handler(args)
     except (SpirvJitError, OSError) as exc:

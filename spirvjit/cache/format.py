@@ -10,7 +10,7 @@ and ``spirvjit cache list`` can show what an entry is) and the payload's size. D
 checks the digest first, then everything else: the payload is native code that will be
 run, so a truncated, bit-flipped or mislabelled entry must never decode.
 
-Pure functions, no I/O: ``cache_store`` does the files.
+Pure functions, no I/O: ``disk.py`` does the files.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import struct
 import time
 from collections.abc import Mapping
 
-from .cache_key import KernelKey
+from .key import KernelKey
 
 MAGIC = b"SJITC\x00\x00\x01"  # the last byte is the format version
 FORMAT = 1

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import LaunchError
+from ...errors import LaunchError
 
 # What to do about the errors a user can act on, keyed by the error name with the
 # API prefix and underscores removed and lower-cased, so CUDA_ERROR_OUT_OF_MEMORY and

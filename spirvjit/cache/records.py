@@ -22,7 +22,7 @@ import socket
 import time
 from pathlib import Path
 
-from .cache_store import CacheUnavailable, file_stem, read_trusted, write_atomic
+from .disk import CacheUnavailable, file_stem, read_trusted, write_atomic
 
 COUNTERS = ("memory_hits", "disk_hits", "compiles", "corrupt", "evicted")
 REMOTE_FOLD_AGE = 30 * 86400.0  # another host's process file this old belongs to an ended one

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
 
-from .common import (
+from ..gpu.driver import (
     DeviceContext,
     Driver,
     GpuDeviceInfo,

@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .target import Target
+from ..target import Target
 
 
 @functools.cache
@@ -23,7 +23,7 @@ def compiler_digest() -> str:
     backends, so an edited or upgraded spirvjit never reuses code it would now
     compile differently, even between two builds with the same version number.
     """
-    root = Path(__file__).resolve().parent
+    root = Path(__file__).resolve().parent.parent  # the spirvjit package
     digest = hashlib.sha256()
     files = [root / "jit.py", root / "spirv" / "grammar.py"]
     for folder in ("translate", "backends"):
@@ -51,7 +51,8 @@ class KernelKey:
     cpu: str
     features: str
     options: tuple[str, ...]
-    specialization: tuple[tuple[str, str], ...]  # launch values baked into the code (none yet)
+    # Launch values baked into the code, e.g. (("max_group_size", "1024"),) on AMD GPUs.
+    specialization: tuple[tuple[str, str], ...]
     spirvjit_version: str
     llvm_version: str
     compiler_digest: str
@@ -64,8 +65,9 @@ class KernelKey:
         spec_constants: dict[int, object],
         target: Target,
         options: tuple[str, ...] = (),
+        specialization: tuple[tuple[str, str], ...] = (),
     ) -> KernelKey:
-        from . import __version__
+        from .. import __version__
 
         return cls(
             spirv_digest=spirv_digest,
@@ -75,7 +77,7 @@ class KernelKey:
             cpu=target.arch,
             features=target.features,
             options=tuple(options),
-            specialization=(),
+            specialization=tuple(specialization),
             spirvjit_version=__version__,
             llvm_version=llvm_version(),
             compiler_digest=compiler_digest(),

@@ -1,8 +1,9 @@
 """Launching a kernel on a GPU: NumPy arrays go to the device and back around one
-synchronous launch, through the CUDA driver or the HIP runtime (``runtime/``).
+synchronous launch, through the vendor's driver (``backends/nvptx/cuda.py``,
+``backends/amdgpu/hip.py``).
 
 The kernel's parameters are packed as its GPU entry point takes them (see
-``backends/gpu/entry.py``): buffers as device addresses, ``__local`` buffers as offsets
+``entry.py``): buffers as device addresses, ``__local`` buffers as offsets
 into the group's dynamic shared memory, values as their bytes, then the global offset
 and the work dimension.
 """
@@ -16,62 +17,63 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .backends.cpu.launcher import LocalMemory, normalize_sizes
-from .device import Device
-from .errors import LaunchError
-from .translate.signature import KernelSignature
+from ...arguments import ArgumentPacker, LocalMemory, host_array
+from ...device import Device
+from ...errors import LaunchError
+from ...ndrange import choose_whole_groups, normalize_sizes
+from ...translate.signature import KernelSignature
+from .driver import DeviceContext
 
-_contexts: dict[tuple[str, int], object] = {}
-_contexts_lock = threading.Lock()
 SHARED_ALIGN = 16
-
-
-def _context(device: Device):
-    """The driver context of ``device``, made once per process."""
-    with _contexts_lock:
-        key = (device.kind, device.index)
-        if key not in _contexts:
-            if device.kind == "nvidia":
-                from .runtime.cuda import CudaContext
-
-                _contexts[key] = CudaContext(device.index)
-            else:
-                from .runtime.hip import HipContext
-
-                _contexts[key] = HipContext(device.index)
-        return _contexts[key]
-
-
-def choose_gpu_local_size(global_size: tuple, dims: int, limit: int) -> tuple[int, int, int]:
-    """Groups of up to 256 work-items whose sides divide the global size (CUDA launches
-    whole blocks only): x gets the most, then y, then z."""
-    budget = min(256, limit)
-    sides = []
-    for d in range(3):
-        side = 1
-        if d < dims:
-            side = max(s for s in range(1, budget + 1) if global_size[d] % s == 0)
-        sides.append(side)
-        budget = max(1, budget // side)
-    return tuple(sides)
 
 
 class GpuKernel:
     """One kernel's code loaded on one GPU, with its argument packing."""
 
-    def __init__(self, device: Device, image: bytes, signature: KernelSignature, packer):
+    def __init__(
+        self,
+        device: Device,
+        context: DeviceContext,
+        image: bytes,
+        signature: KernelSignature,
+        origin: str,
+        times,
+        group_limit: int | None = None,
+        load_variant=None,
+    ):
         self.device = device
         self.signature = signature
-        self._packer = packer  # the CPU ArgumentPacker: its checks and scalar conversions
-        self._context = _context(device)
-        self._module = self._context.load_module(image, f"kernel {signature.name}")
+        self.origin = origin  # where the code object came from: "compile", "disk", ...
+        self.times = times  # jit.StageTimes of compiling and loading it
+        self._packer = ArgumentPacker(signature)
+        self._context = context
+        self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
         self._function = self._module.function(signature.name)
+        self.compile_seconds = times.total
+        # The code object serves groups of up to group_limit work-items (None: any);
+        # larger launches load a variant built for the device's limit, once.
+        self._group_limit = group_limit
+        self._load_variant = load_variant
+        self._large_function: int | None = None
+        self._variant_lock = threading.Lock()
+
+    def _function_for(self, items: int) -> int:
+        if self._group_limit is None or items <= self._group_limit:
+            return self._function
+        with self._variant_lock:
+            if self._large_function is None:
+                module = self._load_variant(self.device.max_work_group_size)
+                self._variant_module = module  # kept loaded while the kernel is
+                self._large_function = module.function(self.signature.name)
+            return self._large_function
 
     def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
         sig = self.signature
-        gs, ls, offset, dims = normalize_sizes(sig.name, global_size, local_size, global_offset)
+        gs, ls, offset, dims = normalize_sizes(
+            sig.name, global_size, local_size, global_offset, self.device.max_work_group_size
+        )
         if ls is None:
-            ls = sig.required_local_size or choose_gpu_local_size(
+            ls = sig.required_local_size or choose_whole_groups(
                 gs, dims, self.device.max_work_group_size
             )
         items = ls[0] * ls[1] * ls[2]
@@ -81,7 +83,7 @@ class GpuKernel:
                 f"{self.device.name} allows {self.device.max_work_group_size}",
                 sig.name,
             )
-        _slots, storages, _ = self._packer.pack(args, cpu_local=False)  # checks every argument
+        _slots, storages, _ = self._packer.pack(args)  # checks every argument
         ctx = self._context
         params: list[bytes] = []
         allocations: list[int] = []
@@ -92,7 +94,7 @@ class GpuKernel:
                 if spec.kind in ("global", "constant"):
                     address = 0
                     if value is not None:
-                        host = np.asarray(value)
+                        host = host_array(value)  # checked by pack() above
                         address = ctx.alloc(host.nbytes)
                         allocations.append(address)
                         ctx.copy_to_device(address, host.ctypes.data, host.nbytes)
@@ -116,7 +118,7 @@ class GpuKernel:
                     sig.name,
                 )
             params.append(struct.pack("<QQQI", *offset, dims))
-            ctx.launch(self._function, gs, ls, shared, params)
+            ctx.launch(self._function_for(items), gs, ls, shared, params)
             ctx.synchronize()
             for host, address in copy_back:
                 ctx.copy_to_host(host.ctypes.data, address, host.nbytes)

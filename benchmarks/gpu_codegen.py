@@ -1,0 +1,367 @@
+"""GPU code through SPIR-V vs clang's native build of the same OpenCL C, without a GPU.
+
+For every kernel of the benchmark suite and every target, the same OpenCL C is built
+twice: natively by clang-22 (AMD: ``-target amdgcn-amd-amdhsa -mcpu=T`` with libclc linked
+as builtin bitcode, then ``ld.lld -shared``; NVIDIA: ``-target nvptx64-nvidia-cuda
+-march=T`` with libclc and libdevice, then ``ptxas -v``) and through spirvjit
+(clang-22 -> SPIR-V -> spirvjit's JIT for T). Compared: registers, LDS/shared memory,
+scratch/stack, spills, an occupancy estimate (registers only) and instruction counts by
+class.
+
+    python3 benchmarks/gpu_codegen.py [--targets gfx942,sm_90] [--out benchmarks/results]
+
+Writes ``gpu_codegen.md`` (and ``gpu_codegen.png`` where matplotlib is installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import spirvjit  # noqa: E402
+from spirvjit.backends import backend  # noqa: E402
+from spirvjit.toolchain import require_tool  # noqa: E402
+
+TARGETS = ["gfx90a", "gfx942", "gfx1100", "gfx1201", "sm_80", "sm_90"]
+KERNEL_FILES = [
+    *sorted((HERE / "kernels").glob("*.cl")),
+    *sorted((HERE.parent / "examples" / "kernels").glob("*.cl")),
+]
+SKIP_FILES = {"tiny.cl"}  # a launch-overhead probe, not a kernel worth comparing
+LIBCLC_NVPTX = Path("/usr/lib/clc/nvptx64--nvidiacl.bc")
+
+# Instruction classes: (name, pattern on the mnemonic). First match wins.
+AMD_CLASSES = [
+    ("div/sqrt fixups", r"^v_div_(scale|fmas|fixup)"),
+    ("packed v_pk_*", r"^v_pk_"),
+    ("global/flat/buffer memory", r"^(global|flat|buffer|scratch)_"),
+    ("LDS ds_*", r"^ds_"),
+    ("waits s_waitcnt", r"^s_waitcnt"),
+    ("64-bit VALU", r"^v_.*_(u64|i64|b64)|^v_lshl_add_u64|^v_mad_u64"),
+    ("vector ALU v_*", r"^v_"),
+    ("scalar s_*", r"^s_"),
+]
+PTX_CLASSES = [
+    ("ld/st.global", r"^(ld|st)\.global"),
+    ("ld/st.shared", r"^(ld|st)\.shared"),
+    ("vector ld/st .v2/.v4", r"^(ld|st)\.\w+\.v[24]"),
+    ("cvt", r"^cvt"),
+    ("64-bit integer", r"^(add|sub|mul|mad|shl|shr|and|or|xor)(\.lo|\.wide)?\.(s64|u64|b64)"),
+    ("atom/red", r"^(atom|red)"),
+    ("bar", r"^bar"),
+    ("div/sqrt/rcp", r"^(div|sqrt|rcp)"),
+]
+
+
+@dataclass
+class Code:
+    """What one build of one kernel for one target uses."""
+
+    registers: int = 0  # VGPRs (+AGPRs) on AMD, registers per thread on NVIDIA
+    sgprs: int = 0
+    shared: int = 0  # LDS / shared memory, bytes
+    scratch: int = 0  # private segment / stack frame, bytes
+    spills: int = 0  # spilled registers (AMD) / spill store+load bytes (NVIDIA)
+    instructions: int = 0
+    classes: dict[str, int] = field(default_factory=dict)
+    error: str = ""
+
+
+def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode:
+        raise RuntimeError(f"{what}: {' '.join(cmd[:3])}... failed: {proc.stderr[-800:]}")
+    return proc
+
+
+def _kernels(source: str) -> list[str]:
+    return re.findall(r"kernel\s+void\s+(\w+)\s*\(", source)
+
+
+# ----- AMD ---------------------------------------------------------------------------
+
+
+def amd_native(path: Path, arch: str, work: Path) -> bytes:
+    clang, lld = require_tool("clang", "native builds"), require_tool("ld.lld", "linking")
+    library = backend("amdgpu").device_library()
+    obj, hsaco = work / f"{path.stem}.{arch}.o", work / f"{path.stem}.{arch}.hsaco"
+    flags = ["-x", "cl", "-cl-std=CL3.0", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}"]
+    flags += ["-O3", "-nogpulib", "-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(library.path)]
+    _run([clang, *flags, "-c", "-o", str(obj), str(path)], f"clang {arch}")
+    _run([lld, "-shared", str(obj), "-o", str(hsaco)], "ld.lld")
+    return hsaco.read_bytes()
+
+
+def amd_analyse(image: bytes, kernel: str, arch: str, work: Path) -> Code:
+    path = work / f"analyse.{arch}.hsaco"
+    path.write_bytes(image)
+    notes = _run([require_tool("llvm-readelf", "notes"), "--notes", str(path)], "readelf").stdout
+    code = Code()
+    # One YAML list item per kernel ("  - .first_key: ..."); keys come before and after .name.
+    blocks = re.split(r"\n\s+- (?=\.)", notes)
+    name = re.compile(rf"\.name:\s+{re.escape(kernel)}\s*$", re.M)
+    block = next((b for b in blocks if name.search(b)), "")
+
+    def number(key: str) -> int:
+        match = re.search(rf"\.{key}:\s+(\d+)", block)
+        return int(match.group(1)) if match else 0
+
+    code.registers = number("vgpr_count") + number("agpr_count")
+    code.sgprs = number("sgpr_count")
+    code.shared = number("group_segment_fixed_size")
+    code.scratch = number("private_segment_fixed_size")
+    code.spills = number("vgpr_spill_count") + number("sgpr_spill_count")
+    dis = _run(
+        [require_tool("llvm-objdump", "disassembly"), "-d", f"--mcpu={arch}", str(path)], "objdump"
+    ).stdout
+    # The kernel up to its s_endpgm (code objects pad the text with s_code_end), plus
+    # clang's out-of-line body of an OpenCL kernel where it was not inlined.
+    mnemonics = _gcn_function(dis, kernel, "s_endpgm")
+    if "s_swappc_b64" in mnemonics:
+        mnemonics += _gcn_function(dis, f"__clang_ocl_kern_imp_{kernel}", "s_setpc_b64")
+    code.instructions = len(mnemonics)
+    code.classes = _classify(mnemonics, AMD_CLASSES)
+    return code
+
+
+def _gcn_function(dis: str, name: str, last: str) -> list[str]:
+    if f"<{name}>:" not in dis:
+        return []
+    mnemonics = []
+    for match in re.finditer(r"^\s+(\w+)", dis.split(f"<{name}>:", 1)[1], re.M):
+        mnemonics.append(match.group(1))
+        if match.group(1) == last:
+            break
+    return mnemonics
+
+
+def amd_occupancy(code: Code, arch: str) -> int:
+    """Waves per SIMD from registers alone: gfx9 has 512 VGPRs per lane (granule 8, at
+    most 8 waves), gfx10+ in wave32 1536 (granule 8... at most 16 waves)."""
+    if code.registers == 0:
+        return 0
+    gfx9 = arch.startswith("gfx9")
+    budget, cap, granule = (512, 8, 8) if gfx9 else (1536, 16, 8)
+    used = -(-code.registers // granule) * granule
+    return min(cap, budget // used)
+
+
+# ----- NVIDIA ------------------------------------------------------------------------
+
+
+def nvidia_native(path: Path, arch: str, work: Path) -> str:
+    clang = require_tool("clang", "native builds")
+    libdevice = backend("nvptx").device_library()
+    ptx = work / f"{path.stem}.{arch}.ptx"
+    flags = ["-x", "cl", "-cl-std=CL3.0", "-target", "nvptx64-nvidia-cuda", f"-march={arch}"]
+    flags += ["-O3", "-nogpulib"]
+    for library in (LIBCLC_NVPTX, libdevice.path if libdevice else None):
+        if library:
+            flags += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(library)]
+    _run([clang, *flags, "-S", "-o", str(ptx), str(path)], f"clang {arch}")
+    return ptx.read_text()
+
+
+def nvidia_analyse(ptx: str, kernel: str, arch: str, work: Path) -> Code:
+    path = work / f"analyse.{arch}.ptx"
+    path.write_text(ptx)
+    ptxas = require_tool("ptxas", "register counts")
+    out = _run([ptxas, "-v", f"-arch={arch}", str(path), "-o", "/dev/null"], "ptxas").stderr
+    code = Code()
+    text = out.split(f"Compiling entry function '{kernel}'", 1)[-1]
+    text = text.split("Compiling entry function", 1)[0]
+
+    def number(pattern: str) -> int:
+        match = re.search(pattern, text)
+        return int(match.group(1)) if match else 0
+
+    code.registers = number(r"Used (\d+) registers")
+    code.shared = number(r"(\d+) bytes smem")
+    code.scratch = number(r"(\d+) bytes stack frame")
+    code.spills = number(r"(\d+) bytes spill stores") + number(r"(\d+) bytes spill loads")
+    # clang's native build calls the kernel's body out of line (a stub entry point
+    # calling __clang_ocl_kern_imp_<kernel>): count that body instead of the stub.
+    body = _ptx_function(ptx, f".entry {kernel}(")
+    if re.search(rf"call(\.uni)?\s+__clang_ocl_kern_imp_{kernel}\b", body):
+        body = _ptx_function(ptx, f".func __clang_ocl_kern_imp_{kernel}(")
+    mnemonics = _ptx_mnemonics(body)
+    code.instructions = len(mnemonics)
+    code.classes = _classify(mnemonics, PTX_CLASSES, first_only=False)
+    return code
+
+
+def _ptx_function(ptx: str, header: str) -> str:
+    if header not in ptx:
+        return ""
+    body = ptx.split(header, 1)[1]
+    return body[body.index("{") : body.index("\n}")] if "\n}" in body else body
+
+
+def _ptx_mnemonics(body: str) -> list[str]:
+    mnemonics = []
+    for line in (ln.strip() for ln in body.splitlines()):
+        line = re.sub(r"^@!?%p\d+\s+", "", line)  # predicated
+        if line.startswith((".", "//", "{", "}")) or line.endswith(":"):
+            continue
+        match = re.match(r"^([a-z][\w.]*)", line)
+        if match:
+            mnemonics.append(match.group(1))
+    return mnemonics
+
+
+def nvidia_occupancy(code: Code, arch: str) -> int:
+    """Warps per SM from registers alone: 64K registers, allocated per warp in 256s, at
+    most 64 warps (48 on sm_86/89)."""
+    if code.registers == 0:
+        return 0
+    per_warp = -(-code.registers * 32 // 256) * 256
+    cap = 48 if arch in ("sm_86", "sm_89") else 64
+    return min(cap, 65536 // per_warp)
+
+
+def _classify(mnemonics: list[str], classes, first_only: bool = True) -> dict[str, int]:
+    counts: dict[str, int] = collections.Counter()
+    for mnemonic in mnemonics:
+        for name, pattern in classes:
+            if re.search(pattern, mnemonic):
+                counts[name] += 1
+                if first_only:
+                    break
+    return dict(counts)
+
+
+# ----- the comparison ----------------------------------------------------------------
+
+
+def compare(targets: list[str], work: Path) -> list[tuple[str, str, Code, Code]]:
+    rows = []
+    for path in KERNEL_FILES:
+        if path.name in SKIP_FILES:
+            continue
+        source = path.read_text()
+        program = spirvjit.compile_opencl(source, filename=path.name)
+        for arch in targets:
+            target = spirvjit.parse_target(arch)
+            ours = program.for_target(target)
+            amd = target.kind == "amdgpu"
+            try:
+                native = amd_native(path, arch, work) if amd else nvidia_native(path, arch, work)
+            except RuntimeError as exc:
+                native = exc
+            for kernel in _kernels(source):
+                print(f"  {path.name}:{kernel} {arch}", file=sys.stderr, flush=True)
+                analyse = amd_analyse if amd else nvidia_analyse
+                if isinstance(native, RuntimeError):
+                    theirs = Code(error=str(native).splitlines()[0])
+                else:
+                    theirs = analyse(native, kernel, arch, work)
+                try:
+                    mine_input = ours.object_code(kernel)[0] if amd else ours.assembly(kernel)
+                    mine = analyse(mine_input, kernel, arch, work)
+                except Exception as exc:  # a kernel spirvjit cannot build is a result too
+                    mine = Code(error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+                rows.append((f"{path.stem}:{kernel}", arch, theirs, mine))
+    return rows
+
+
+def render(rows) -> str:
+    out = [
+        "# GPU code: spirvjit (SPIR-V -> JIT) vs clang-22 native, same OpenCL C",
+        "",
+        "Command: `python3 benchmarks/gpu_codegen.py`. Registers: VGPR+AGPR (AMD; SGPRs in",
+        "brackets) or per-thread registers (NVIDIA, from `ptxas -v`). Occupancy: waves per",
+        "SIMD (AMD) or warps per SM (NVIDIA) that the register count alone allows. Instr:",
+        "machine instructions (AMD, llvm-objdump) or PTX instructions (NVIDIA) of the kernel.",
+        "Cells are native / spirvjit.",
+        "",
+        "| kernel | target | registers | occupancy | LDS/shared B | scratch B | spills "
+        "| instr | instr ratio | classes that differ (native/spirvjit) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    ratios = []
+    for name, arch, theirs, mine in rows:
+        if theirs.error or mine.error:
+            out.append(f"| {name} | {arch} | {theirs.error or '-'} | {mine.error or '-'} |||||||")
+            continue
+        occupancy = amd_occupancy if arch.startswith("gfx") else nvidia_occupancy
+        ratio = mine.instructions / max(1, theirs.instructions)
+        ratios.append((name, arch, ratio, mine.registers / max(1, theirs.registers)))
+        sg = f" [{theirs.sgprs}/{mine.sgprs}]" if arch.startswith("gfx") else ""
+        differ = [
+            f"{k} {theirs.classes.get(k, 0)}/{mine.classes.get(k, 0)}"
+            for k in sorted(set(theirs.classes) | set(mine.classes))
+            if theirs.classes.get(k, 0) != mine.classes.get(k, 0)
+        ]
+        out.append(
+            f"| {name} | {arch} | {theirs.registers}/{mine.registers}{sg} "
+            f"| {occupancy(theirs, arch)}/{occupancy(mine, arch)} | {theirs.shared}/{mine.shared} "
+            f"| {theirs.scratch}/{mine.scratch} | {theirs.spills}/{mine.spills} "
+            f"| {theirs.instructions}/{mine.instructions} | {ratio:.2f} | {'; '.join(differ)} |"
+        )
+    if ratios:
+        worse = [r for r in ratios if r[2] > 1.05 or r[3] > 1.05]
+        out += [
+            "",
+            f"{len(ratios)} kernel/target pairs; {len(worse)} with more than 5% more "
+            "instructions or registers than native.",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def plot(rows, path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    good = [(n, a, t, m) for n, a, t, m in rows if not (t.error or m.error)]
+    targets = sorted({a for _, a, _, _ in good})
+    names = sorted({n for n, _, _, _ in good})
+    fig, ax = plt.subplots(figsize=(12, 5))
+    width = 0.8 / max(1, len(targets))
+    for i, arch in enumerate(targets):
+        values = []
+        for name in names:
+            row = next((r for r in good if r[0] == name and r[1] == arch), None)
+            values.append(row[3].instructions / max(1, row[2].instructions) if row else 0)
+        ax.bar([j + i * width for j in range(len(names))], values, width, label=arch)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([j + 0.4 for j in range(len(names))], names, rotation=45, ha="right")
+    ax.set_ylabel("instructions, spirvjit / native clang")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--out", default=str(HERE / "results"), help="where the table goes")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = compare([t for t in args.targets.split(",") if t], Path(tmp))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    text = render(rows)
+    (out / "gpu_codegen.md").write_text(text)
+    plotted = plot(rows, out / "gpu_codegen.png")
+    print(text)
+    written = [out / "gpu_codegen.md", *([out / "gpu_codegen.png"] if plotted else [])]
+    print("written:", ", ".join(map(str, written)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The backend interface: what a target kind provides to the core.
+
+A backend is a compiler and a driver behind one small class (as in Triton's backends,
+or PoCL's device-operation table):
+
+* compiler side: the ABI the translator targets, wrapping the translated kernels for
+  the target (work-group functions on the CPU, entry points on GPUs), the IR of one
+  kernel, optimisation, emission (host object, AMD code object, NVIDIA cubin/PTX) and
+  assembly for people to read;
+* runtime side: listing its devices, loading a kernel's native code on a device into a
+  ``LoadedKernel`` that launches it, and device memory (allocate, copy, free).
+
+``jit.py`` runs the compiler side in order and wraps it with timing, dumps and the
+cache; ``program.Kernel`` hands launches to the loaded kernel of the device asked for.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import llvmlite.binding as llvm
+
+    from ..device import Device
+    from ..jit import StageTimes
+    from ..program import Program
+    from ..spirv.module import Module
+    from ..target import Target
+    from ..translate.abi import TargetABI
+    from ..translate.module import Translation
+
+
+class LoadedKernel(Protocol):
+    """One kernel's native code loaded on one device."""
+
+    origin: str  # where its code came from: "native", "memory", "disk" or "compile"
+    times: StageTimes  # seconds per stage of loading it (the JIT's stages included)
+    compile_seconds: float  # their total
+
+    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+        """Runs the kernel over the NDRange (sizes as the user gave them) and returns when
+        it is done; raises LaunchError for bad arguments or sizes."""
+
+
+class Backend(ABC):
+    """One target kind ("cpu", "amdgpu", "nvptx"). Instances are stateless singletons
+    (``BACKEND`` in the backend's package); per-device state lives in their devices'
+    contexts, per-program state in the program."""
+
+    kind: str
+
+    # ----- compiler side -------------------------------------------------------------
+
+    @abstractmethod
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> TargetABI:
+        """The ABI the translator targets for ``target`` and the program's build options
+        (``program.JIT_OPTIONS``)."""
+
+    def key_options(self, target: Target) -> tuple[str, ...]:
+        """What besides the target and the SPIR-V decides a kernel's code (e.g. the
+        device library's fingerprint): part of the cache key."""
+        return ()
+
+    @abstractmethod
+    def translate_program(
+        self,
+        module: Module,
+        target: Target,
+        spec_constants: Mapping,
+        prefix: str,
+        options: tuple[str, ...] = (),
+    ) -> Translation:
+        """Translates the whole module once and wraps every kernel for the target."""
+
+    @abstractmethod
+    def kernel_symbol(self, module: Module, prefix: str, kernel: str) -> str:
+        """The exported symbol of kernel ``kernel``'s native code."""
+
+    @abstractmethod
+    def kernel_ir(
+        self, translation: Translation, target: Target, symbol: str, specialization: tuple = ()
+    ) -> str:
+        """LLVM IR text of one kernel: ``symbol`` exported, what it reaches; with the
+        launch values of ``specialization`` (pairs of name and value) baked in."""
+
+    @abstractmethod
+    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:
+        """Optimises the kernel's module in place (device libraries linked first)."""
+
+    @abstractmethod
+    def emit(self, module: llvm.ModuleRef, target: Target, what: str) -> bytes:
+        """The native product: a host object, an AMD code object, an NVIDIA cubin."""
+
+    @abstractmethod
+    def assembly(self, module: llvm.ModuleRef, target: Target) -> str:
+        """The same code as text for people (x86-64, GCN, PTX)."""
+
+    # ----- runtime side --------------------------------------------------------------
+
+    @abstractmethod
+    def devices(self) -> list[Device]:
+        """The devices of this kind present now (may load the vendor's driver)."""
+
+    def default_device(self, target: Target) -> Device | None:
+        """Where a program built for ``target`` runs when a launch names no device."""
+        return next((d for d in self.devices() if d.target == target), None)
+
+    @abstractmethod
+    def load(self, program: Program, kernel: str, device: Device) -> LoadedKernel:
+        """Kernel ``kernel`` of ``program`` made runnable on ``device``: compiled (or
+        found in a cache) for the device's target and loaded. Called once per kernel
+        and device, under the program's lock."""
+
+    @abstractmethod
+    def allocate(self, device: Device, nbytes: int) -> int:
+        """``nbytes`` of device memory; returns its address."""
+
+    @abstractmethod
+    def free(self, device: Device, address: int) -> None:
+        """Frees memory from ``allocate``."""
+
+    @abstractmethod
+    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
+        """Copies ``nbytes`` from host memory to device memory."""
+
+    @abstractmethod
+    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
+        """Copies ``nbytes`` from device memory to host memory."""

@@ -1,0 +1,204 @@
+"""What the AMD and NVIDIA backends share: translation with an entry point per kernel,
+device math libraries, O3, and launching through a driver context.
+
+One kernel per code object, as on the CPU: a first launch pays only for its kernel,
+and the unified binary stores native code per kernel. The vendors add their ABI, how
+the product is made (``emit``), where their math library is and their driver.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import threading
+from collections.abc import Mapping
+
+import llvmlite.binding as llvm
+
+from ...device import Device
+from ...errors import LaunchError
+from ...target import Target, parse_target
+from ...translate.kernel_ir import kernel_ir
+from ...translate.module import Translation, translate
+from ..base import Backend
+from . import devicelib
+from .abi import GpuABI
+from .driver import DeviceContext, GpuDeviceInfo
+from .entry import DYNAMIC_SHARED, emit_entry
+from .launch import GpuKernel
+
+log = logging.getLogger("spirvjit")
+
+# The tools read what spirvjit generated: a failure is spirvjit's bug, not the user's.
+OURS = "; this is a spirvjit bug"
+
+
+@functools.cache
+def target_machine(target: Target) -> llvm.TargetMachine:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.arch, features=target.features, opt=3, reloc="pic", codemodel="default"
+    )
+
+
+class GpuBackend(Backend):
+    abi_class: type[GpuABI]
+    vendor: str  # Device.kind of its devices: "nvidia", "amd"
+    module_flag: str  # the llvm.module.flags entry every kernel module carries
+    library_hint: str  # how to install the math library where it is missing
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._contexts: dict[int, DeviceContext] = {}
+
+    # ----- what a vendor provides ----------------------------------------------------
+
+    def device_library(self) -> devicelib.DeviceLibrary | None:
+        """The vendor's math library in bitcode, or None where it is not installed."""
+        raise NotImplementedError
+
+    def driver_devices(self) -> list[GpuDeviceInfo]:
+        """The devices the vendor's driver reports ([] without a driver)."""
+        raise NotImplementedError
+
+    def make_context(self, index: int) -> DeviceContext:
+        """A driver context on device ``index``."""
+        raise NotImplementedError
+
+    def group_limit(self, signature) -> int | None:
+        """The largest group a kernel's default build may be launched with, where the
+        vendor builds for a limit (None: any the device allows). Larger launches use a
+        variant specialised with ("max_group_size", the device's limit)."""
+        return None
+
+    # ----- compiler side -------------------------------------------------------------
+
+    def abi(self, target: Target, options: tuple[str, ...] = ()) -> GpuABI:
+        return self.abi_class(target.triple, str(target_machine(target).target_data), options)
+
+    def key_options(self, target: Target) -> tuple[str, ...]:
+        library = self.device_library()
+        return (f"devicelib={library.kind}:{library.fingerprint}" if library else "devicelib=none",)
+
+    def translate_program(
+        self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
+    ) -> Translation:
+        """Translates the module for ``target``, binds its math calls to the device
+        library and adds an entry point per kernel."""
+        gpu = self.abi(target, options)
+        translation = translate(module, gpu, spec_constants, prefix)
+        devicelib.bind(translation.module, self.device_library(), target.name)
+        for name, fn in translation.kernel_functions.items():
+            emit_entry(translation.module, gpu, fn, translation.kernels[name])
+        return translation
+
+    def kernel_symbol(self, module, prefix: str, kernel: str) -> str:
+        return kernel  # the entry point the driver looks up by the kernel's name
+
+    def kernel_ir(
+        self, translation: Translation, target: Target, symbol: str, specialization=()
+    ) -> str:
+        """IR text of the entry point and what it reaches. Program-scope variables become
+        part of each kernel's code object (not shared between kernels)."""
+        text = kernel_ir(translation.module, symbol, [])
+        # The next free metadata id: the kernel's own nodes (!fpmath, ...) come first.
+        flag = 1 + max((int(n) for n in re.findall(r"^!(\d+) =", text, re.M)), default=-1)
+        return f"{text}!llvm.module.flags = !{{!{flag}}}\n!{flag} = {self.module_flag}\n"
+
+    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:
+        """Links the device library if the kernel calls it, then runs O3 with only the
+        entry point visible."""
+        missing = [
+            fn.name
+            for fn in module.functions
+            if fn.is_declaration and not fn.name.startswith("llvm.") and fn.name != symbol
+        ]
+        library = self.device_library()
+        if missing:
+            if library is None:
+                raise devicelib.missing_library(missing[0], target.name, self.library_hint)
+            module.link_in(devicelib.library_module(library, target.triple, module.data_layout))
+        for fn in module.functions:
+            if not fn.is_declaration and fn.name != symbol:
+                fn.linkage = "internal"
+        for gv in module.global_variables:
+            if not gv.is_declaration and gv.name != DYNAMIC_SHARED:
+                gv.linkage = "internal"
+        tm = target_machine(target)
+        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+        pb.getModulePassManager().run(module, pb)
+
+    def assembly(self, module: llvm.ModuleRef, target: Target) -> str:
+        return target_machine(target).emit_assembly(module)
+
+    # ----- runtime side --------------------------------------------------------------
+
+    def devices(self) -> list[Device]:
+        found = []
+        for info in self.driver_devices():
+            try:
+                target = parse_target(info.arch)
+            except ValueError as exc:
+                log.warning("spirvjit: skipping GPU %d (%s): %s", info.index, info.name, exc)
+                continue
+            found.append(
+                Device(
+                    name=info.name,
+                    kind=info.vendor,
+                    target=target,
+                    compute_units=info.compute_units,
+                    max_work_group_size=info.max_work_group_size,
+                    local_memory_bytes=info.local_memory_bytes,
+                    index=info.index,
+                )
+            )
+        return found
+
+    def context(self, device: Device) -> DeviceContext:
+        """The driver context of ``device``, made once per process."""
+        with self._lock:
+            found = self._contexts.get(device.index)
+            if found is None:
+                found = self._contexts[device.index] = self.make_context(device.index)
+            return found
+
+    def load(self, program, kernel: str, device: Device) -> GpuKernel:
+        from ...jit import StageTimes
+
+        times = StageTimes()
+        ours = program.for_target(device.target)
+        image, origin = ours.object_code(kernel, times)
+        signature = program.signatures.get(kernel)
+        if signature is None:
+            raise LaunchError("no kernel of that name", kernel)
+        context = self.context(device)
+
+        def load_variant(limit: int):
+            variant = (("max_group_size", str(limit)),)
+            image, _origin = ours.object_code(kernel, None, variant)
+            return context.load_module(image, f"kernel {kernel} for groups of up to {limit}")
+
+        return GpuKernel(
+            device,
+            context,
+            image,
+            signature,
+            origin,
+            times,
+            group_limit=self.group_limit(signature),
+            load_variant=load_variant,
+        )
+
+    def allocate(self, device: Device, nbytes: int) -> int:
+        return self.context(device).alloc(nbytes)
+
+    def free(self, device: Device, address: int) -> None:
+        self.context(device).free(address)
+
+    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
+        self.context(device).copy_to_device(dst, src_host_address, nbytes)
+
+    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
+        self.context(device).copy_to_host(dst_host_address, src, nbytes)
