@@ -402,17 +402,33 @@ def test_many_modules_in_one_process_stay_valid():
             read_module(compile_kernels([kern], None))
 
 
-def test_without_fork_modules_are_compiled_here_and_checked(monkeypatch):
-    from spirvjit.frontend.python import backend
-    from spirvjit.frontend.python.compiler import compile_kernels
-    from spirvjit.spirv.reader import read_module
+NO_FORK_SCRIPT = """
+import os, sys
+sys.path.insert(0, {kernels!r})
+import py_kernels as P
+from spirvjit.frontend.python.compiler import compile_kernels
+from spirvjit.spirv.reader import read_module
 
-    def no_fork():
-        raise OSError("no fork here")
+def no_fork():
+    raise OSError("no fork here")
 
-    monkeypatch.setattr(backend.os, "fork", no_fork)
-    for kern in (P.saxpy, P.histogram):
-        read_module(compile_kernels([kern], None))
+os.fork = no_fork
+for kern in (P.saxpy, P.histogram, P.sgemm):
+    read_module(compile_kernels([kern], None))
+print("compiled without fork")
+"""
+
+
+def test_without_fork_modules_are_compiled_here_and_checked():
+    # In a process of its own: compiling in-process leaves the back end's static state
+    # behind, and every later forked child of that process would inherit it.
+    script = NO_FORK_SCRIPT.format(kernels=str(Path(__file__).parent))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "compiled without fork" in proc.stdout
 
 
 def test_back_end_fatal_error_is_a_compile_error_not_an_abort():

@@ -7,7 +7,8 @@ for two modules crashes. So each module is compiled in a forked child, which sta
 this process's state, where the back end has never run: every compile is a first one.
 The child also keeps the back end's fatal errors ("LLVM ERROR: ...", which abort) from
 taking the user's process down. Where fork is unavailable (Windows) or the child does not
-answer, the module is compiled here and checked, and compiled again if its ids collide.
+answer, the module is compiled here and checked, and compiled again if its ids collide
+(after which this process's children are no longer clean: their output is checked too).
 """
 
 from __future__ import annotations
@@ -177,12 +178,17 @@ def _emit_forked(llvm_ir: str, name: str) -> bytes | None:
 
 def emit_spirv(llvm_ir: str, name: str) -> bytes:
     """LLVM IR text -> SPIR-V binary."""
+    from ...spirv.reader import read_module
+
     data_layout()  # initialise LLVM here, once, so children need not
     if hasattr(os, "fork") and sys.platform != "darwin":
         spirv = _emit_forked(llvm_ir, name)
         if spirv is not None:
-            return spirv
-    from ...spirv.reader import read_module
+            try:  # a child of a process that compiled in-process inherits its state
+                read_module(spirv)
+                return spirv
+            except SpirvError:
+                pass
 
     with _lock:
         for _attempt in range(3):
