@@ -576,3 +576,9 @@ def test_build_unified_binary_from_python_module(tmp_path):
     out = np.zeros(50, np.int32)
     prog.kernel("collatz")(out, global_size=50)
     assert out.tolist() == [collatz_reference(i, 7) for i in range(50)]
+    # Through the file: written, read back (strictly), run with the default limit.
+    path = tmp_path / "py.ubin"
+    spirvjit.build(ROOT / "tests/kernels/py_kernels.py", path)
+    loaded = spirvjit.load(path)
+    loaded.kernel("collatz")(out, global_size=50)
+    assert out.tolist() == [collatz_reference(i, 1000) for i in range(50)]
