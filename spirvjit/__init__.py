@@ -41,6 +41,10 @@ __all__ = [
     "load",
     "load_package_kernels",
     "load_spirv",
+    "Constant",
+    "func",
+    "kernel",
+    "lang",
 ]
 
 __version__ = "0.1.0"
@@ -112,4 +116,14 @@ def __getattr__(name: str):
         from . import packaging
 
         return getattr(packaging, name)
+    # Python kernels (kernel, func, Constant, lang): loaded on first use likewise.
+    if name in ("kernel", "func"):
+        from .frontend import python
+
+        return getattr(python, name)
+    if name in ("lang", "Constant"):
+        import importlib  # not `from . import lang`: that asks this __getattr__ again
+
+        lang = importlib.import_module(".lang", __name__)
+        return lang if name == "lang" else lang.Constant
     raise AttributeError(f"module 'spirvjit' has no attribute {name!r}")

@@ -3,7 +3,8 @@ kernel table, the build record and native variants.
 
 Inputs by extension: OpenCL C (.cl), HIP (.hip, device code: frontend/hip.py), SPIR-V
 (.spv), SPIR-V assembly (.spvasm, through spirv-as), LLVM IR or bitcode (.ll/.bc, through
-clang-22's SPIR-V back end). Several inputs are linked into one module with spirv-link.
+clang-22's SPIR-V back end), Python modules (.py: their @spirvjit.kernel functions, through
+llvmlite's SPIR-V back end). Several inputs are linked into one module with spirv-link.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..toolchain import require_tool, run_checked, run_on_bytes
 from .format import ArgInfo, BuildRecord, Contents, KernelInfo, Variant
 from .schema import file_name_ok, source_digest
 
-EXTENSIONS = (".cl", ".hip", ".spv", ".spvasm", ".ll", ".bc")
+EXTENSIONS = (".cl", ".hip", ".spv", ".spvasm", ".ll", ".bc", ".py")
 _NO_WRITE, _NO_READ_WRITE = 6, 7  # FunctionParameterAttribute values
 _FUNC_PARAM_ATTR = 38  # Decoration.FuncParamAttr
 _ASM_VERSION = re.compile(rb"^; Version: (1\.[0-6])\s*$", re.MULTILINE)
@@ -78,6 +79,10 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
             raise CompileError(f"{item.name}: not UTF-8 text (byte {exc.start})") from exc
         dirs = [item.directory] if item.directory else []
         return hip_to_spirv(text, options, filename=_safe_name(item.name), include_dirs=dirs)
+    if item.kind == "py":
+        from ..frontend.python import python_to_spirv
+
+        return python_to_spirv(item.data, item.name)
     if item.kind == "spvasm":
         tool = require_tool("spirv-as", f"assembling {item.name}")
         return _run_tool([tool, *_asm_version(item.data)], item)
@@ -134,7 +139,11 @@ def build_record(inputs: Sequence[Input], options: Sequence[str], producer: str)
     from .. import __version__
 
     compiled = [i for i in inputs if i.kind in ("cl", "hip", "ll", "bc")]
-    if not compiled:
+    if not compiled and any(i.kind == "py" for i in inputs):
+        from ..frontend.python.backend import compiler_version
+
+        producer, compiler, version = "python", "llvmlite SPIR-V back end", compiler_version()
+    elif not compiled:
         producer, compiler, version = "spirv", None, None
     elif producer == "translator" and any(i.kind == "cl" for i in compiled):
         tool = require_tool("clang15", "compiling OpenCL C with the translator producer")

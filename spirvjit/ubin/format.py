@@ -110,7 +110,7 @@ class KernelInfo:
 class BuildRecord:
     """How the SPIR-V was made. No times or paths: the same build gives the same record."""
 
-    producer: str  # "clang", "translator" or "spirv" (prebuilt modules only)
+    producer: str  # "clang", "translator", "python" or "spirv" (prebuilt modules only)
     compiler: str | None  # e.g. "clang-22"
     compiler_version: str | None  # the compiler's first --version line
     flags: tuple[str, ...]
