@@ -9,6 +9,7 @@ DLPack, so NumPy, torch and the CPU launcher view it in place.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 
@@ -60,10 +61,9 @@ class Array:
             self._backend.free(self.device, address)
 
     def __del__(self):
-        try:
+        # At interpreter shutdown the driver may be unloaded already.
+        with contextlib.suppress(Exception):
             self.free()
-        except Exception:  # interpreter shutdown, a driver already unloaded
-            pass
 
     # ----- copies ------------------------------------------------------------------
 
@@ -129,7 +129,8 @@ class Array:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"spirvjit.Array(shape={self.shape}, dtype={self.dtype}, device={self.device.name!r})"
+        where = self.device.name
+        return f"spirvjit.Array(shape={self.shape}, dtype={self.dtype}, device={where!r})"
 
 
 def empty(shape, dtype=np.float32, device: Device | None = None) -> Array:

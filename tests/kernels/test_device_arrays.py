@@ -171,7 +171,8 @@ def test_foreign_gpu_memory_is_checked_like_host_arrays(program, fake):
         with pytest.raises(LaunchError, match=message):
             program.axpy(bad, x, np.float32(1), global_size=16, device=device)
     # Size-1 dimensions may have any stride (torch reports them so).
-    program.axpy(Foreign(y, (16, 1), strides=(4, 99)), x, np.float32(1), global_size=16, device=device)
+    column = Foreign(y, (16, 1), strides=(4, 99))
+    program.axpy(column, x, np.float32(1), global_size=16, device=device)
 
 
 GPUS = [d for d in spirvjit.devices() if d.kind != "cpu"]

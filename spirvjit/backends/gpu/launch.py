@@ -1,7 +1,7 @@
 """Launching a kernel on a GPU: NumPy arrays go to the device and back around one
-synchronous launch; GPU memory (``__cuda_array_interface__``: spirvjit.Array, torch
-CUDA/ROCm tensors, CuPy) is passed by address without copies, through the vendor's driver (``backends/nvptx/cuda.py``,
-``backends/amdgpu/hip.py``).
+synchronous launch, through the vendor's driver (``backends/nvptx/cuda.py``,
+``backends/amdgpu/hip.py``). GPU memory (``__cuda_array_interface__``: spirvjit.Array,
+torch CUDA/ROCm tensors, CuPy arrays) is passed by its address, without copies.
 
 The kernel's parameters are packed as its GPU entry point takes them (see
 ``entry.py``): buffers as device addresses, ``__local`` buffers as offsets
