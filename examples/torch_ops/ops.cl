@@ -30,7 +30,7 @@ __kernel void gelu_backward(__global float *grad_x, __global const float *grad_o
 // ---- row reductions: one work-group of GROUP items per row ----------------------------
 
 // The reductions are macros, not functions: spirvjit's CPU backend miscompiled a
-// function with barriers called twice in one kernel (reported with issue 17's work).
+// function with barriers called from two call sites in one kernel (issue 12, item 1).
 // REDUCE leaves the group's combination of every item's VALUE in RESULT.
 #define REDUCE(scratch, value, COMBINE, result)                                     \
     do {                                                                            \
