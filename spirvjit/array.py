@@ -114,14 +114,16 @@ class Array:
         return (10 if self.device.kind == "amd" else 2, self.device.index)  # ROCm / CUDA
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if not self.on_host:
-            raise BufferError(
-                "DLPack export of GPU Arrays is not implemented; use __cuda_array_interface__"
-            )
-        # NumPy builds the capsule; the view's base is this Array, which stays alive.
-        view = np.asarray(self)
-        kwargs = {} if max_version is None else {"max_version": max_version}
-        return view.__dlpack__(stream=stream, **kwargs)
+        """A DLPack capsule of the memory, wherever it is (no copy; ``copy=True`` and
+        another ``dl_device`` are refused). Launches are synchronous, so there is no
+        pending work for the consumer's ``stream`` to wait for."""
+        from . import dlpack
+
+        if copy:
+            raise BufferError("a spirvjit.Array exports its memory, not copies")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"the Array is on {self.__dlpack_device__()}, not {dl_device}")
+        return dlpack.export(self, self.address, self.shape, self.dtype, self.__dlpack_device__())
 
     def __len__(self) -> int:
         if not self.shape:

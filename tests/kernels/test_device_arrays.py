@@ -155,6 +155,27 @@ class Foreign:
         }
 
 
+def test_gpu_array_dlpack_capsule_describes_its_memory(fake):
+    from spirvjit import dlpack
+
+    _, device = fake
+    a = zeros((3, 5), np.int16, device=device)
+    capsule = a.__dlpack__()
+    tensor = dlpack.read_capsule(capsule)
+    assert tensor.data == a.address and (tensor.device.device_type, tensor.device.device_id) == (
+        2,
+        0,
+    )
+    assert tensor.ndim == 2 and [tensor.shape[i] for i in range(2)] == [3, 5]
+    assert (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes) == (0, 16, 1)
+    assert not tensor.strides  # NULL: compact row-major
+    live = len(dlpack._live)
+    del capsule  # never consumed: the capsule's destructor lets the Array go
+    assert len(dlpack._live) == live - 1
+    with pytest.raises(BufferError, match="not"):
+        a.__dlpack__(dl_device=(1, 0))
+
+
 def test_foreign_gpu_memory_is_checked_like_host_arrays(program, fake):
     context, device = fake
     y = context.alloc(64)
