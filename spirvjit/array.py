@@ -123,6 +123,11 @@ class Array:
             raise BufferError("a spirvjit.Array exports its memory, not copies")
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f"the Array is on {self.__dlpack_device__()}, not {dl_device}")
+        if self.on_host:
+            # NumPy's export of a view (whose base is this Array) is the versioned form,
+            # which tells consumers the memory is writable.
+            kwargs = {} if max_version is None else {"max_version": max_version}
+            return np.asarray(self).__dlpack__(stream=stream, **kwargs)
         return dlpack.export(self, self.address, self.shape, self.dtype, self.__dlpack_device__())
 
     def __len__(self) -> int:

@@ -50,7 +50,8 @@ def test_host_array_exports_views_not_copies(program):
     via_dlpack = np.from_dlpack(y)
     assert view.ctypes.data == via_dlpack.ctypes.data == y.address
     view[1, 2] = 7
-    assert via_dlpack[1, 2] == 7 and y.to_numpy()[1, 2] == 7
+    via_dlpack[0, 0] = 5  # writable: a kernel may write it
+    assert via_dlpack[1, 2] == 7 and view[0, 0] == 5 and y.to_numpy()[1, 2] == 7
     assert y.__dlpack_device__() == (1, 0)
 
 
@@ -67,6 +68,33 @@ def test_torch_cpu_tensor_of_array_is_zero_copy():
     assert t.data_ptr() == y.address
     t += 1
     np.testing.assert_array_equal(y.to_numpy(), np.arange(1, 7, dtype=np.float32))
+
+
+def test_dlpack_export_is_consumed_by_numpy_and_torch():
+    """spirvjit.dlpack's capsule (what GPU Arrays export) read by real consumers, on
+    host memory: the data, the shape, and the owner released by the deleter."""
+    import gc
+
+    from spirvjit import dlpack
+
+    torch = pytest.importorskip("torch")
+    owner = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    class Exporter:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            return dlpack.export(owner, owner.ctypes.data, owner.shape, owner.dtype, (1, 0))
+
+    live = len(dlpack._live)
+    t = torch.from_dlpack(Exporter())
+    v = np.from_dlpack(Exporter())
+    assert t.data_ptr() == v.ctypes.data == owner.ctypes.data and tuple(t.shape) == (3, 4)
+    assert len(dlpack._live) == live + 2
+    del t, v
+    gc.collect()
+    assert len(dlpack._live) == live
 
 
 def test_freed_array_and_wrong_sizes_raise(program):
