@@ -29,6 +29,14 @@ _lock = threading.Lock()
 _ops: SimpleNamespace | None = None
 
 
+def _float32(*tensors: torch.Tensor) -> None:
+    # Some of ops.cl's pointer arguments reach the module without their element type
+    # (clang's SPIR-V, issue 12), so the launch cannot check them all: check here.
+    for t in tensors:
+        if t.dtype != torch.float32:
+            raise TypeError(f"the spirvjit_ops operators take float32 tensors, got {t.dtype}")
+
+
 def _up(n: int, m: int) -> int:
     return (n + m - 1) // m * m
 
@@ -39,6 +47,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
 
     # ---- gelu, with a backward kernel ------------------------------------------------
     def gelu_backward_impl(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        _float32(grad, x)
         grad, x = grad.contiguous(), x.contiguous()
         out = torch.empty_like(x)
         if x.numel():
@@ -50,6 +59,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
     )
 
     def gelu_impl(x: torch.Tensor) -> torch.Tensor:
+        _float32(x)
         x = x.contiguous()
         out = torch.empty_like(x)
         if x.numel():
@@ -77,6 +87,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
         return (x.numel() // cols if cols else 0), cols
 
     def softmax_backward_impl(grad: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        _float32(grad, y)
         grad, y = grad.contiguous(), y.contiguous()
         out = torch.empty_like(y)
         rows, cols = rows_cols(y)
@@ -91,6 +102,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
     )
 
     def softmax_impl(x: torch.Tensor) -> torch.Tensor:
+        _float32(x)
         x = x.contiguous()
         out = torch.empty_like(x)
         rows, cols = rows_cols(x)
@@ -117,6 +129,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
     def layer_norm_impl(
         x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float
     ) -> torch.Tensor:
+        _float32(x, weight, bias)
         x = x.contiguous()
         out = torch.empty_like(x)
         rows, cols = rows_cols(x)
@@ -141,14 +154,13 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
 
     # ---- linear: x @ weight^T + bias, weight in torch's (out, in) layout --------------
     def linear_impl(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        _float32(x, weight, bias)
         x, weight, bias = x.contiguous(), weight.contiguous(), bias.contiguous()
         k, n = x.shape[-1], weight.shape[0]
         m = x.numel() // k if k else 0
         out = x.new_empty((*x.shape[:-1], n))
         if m and n:
-            sjt.launch(
-                prog.matmul_nt, out, x, weight, bias, m, n, k, 1.0, **matmul_grid(m, n, 1)
-            )
+            sjt.launch(prog.matmul_nt, out, x, weight, bias, m, n, k, 1.0, **matmul_grid(m, n, 1))
         return out
 
     linear = sjt.custom_op(
@@ -159,6 +171,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
 
     # ---- attention scores q @ k^T * scale and bmm, batched over leading dims ----------
     def attention_scores_impl(q: torch.Tensor, k: torch.Tensor, scale: float) -> torch.Tensor:
+        _float32(q, k)
         q, k = q.contiguous(), k.contiguous()
         m, n, d = q.shape[-2], k.shape[-2], q.shape[-1]
         batch = q.numel() // (m * d) if m * d else 0
@@ -178,6 +191,7 @@ def _register(prog: spirvjit.Program) -> SimpleNamespace:
     )
 
     def bmm_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        _float32(a, b)
         a, b = a.contiguous(), b.contiguous()
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
         batch = a.numel() // (m * k) if m * k else 0

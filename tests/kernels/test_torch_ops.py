@@ -79,6 +79,16 @@ def test_non_contiguous_inputs_are_made_contiguous(ops):
     _close(ops.softmax(x), torch.softmax(x, -1))
 
 
+def test_other_dtypes_are_refused(ops):
+    x = torch.randn(4, 4, dtype=torch.float64)
+    for call in (
+        lambda: ops.softmax(x),
+        lambda: ops.linear(x.float(), x.float(), torch.zeros(4, dtype=torch.float16)),
+    ):
+        with pytest.raises(TypeError, match="float32"):
+            call()
+
+
 def test_launch_writes_torch_tensors_in_place(ops):
     x = torch.linspace(-3, 3, 100)
     out = torch.zeros(100)
