@@ -108,8 +108,7 @@ class DeviceBuffer:
             step *= n
         # Strides of size-1 dimensions do not matter (torch reports any for them).
         self.contiguous = strides is None or all(
-            n == 1 or s == e
-            for n, s, e in zip(shape, strides, reversed(expected), strict=True)
+            n == 1 or s == e for n, s, e in zip(shape, strides, reversed(expected), strict=True)
         )
 
 
