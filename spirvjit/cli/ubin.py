@@ -45,7 +45,7 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "build",
         "compile sources into a unified binary (.ubin)",
-        "Compile OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
+        "Compile OpenCL C (.cl), HIP (.hip), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
         "(.ll/.bc) into one SPIR-V module (several inputs are linked) and write a unified "
         "binary with it, its kernel table, a build record and native code for --target.",
         _run_build,
@@ -114,9 +114,16 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
+    from ..offload_bundle import describe_entries, read_offload_file
     from ..ubin.describe import describe, render
     from ..ubin.reader import read_file
 
+    offload = read_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
+    if offload is not None:
+        with open(args.file, "rb") as f:
+            elf = f.read(4) == b"\x7fELF"
+        sys.stdout.write(describe_entries(*offload, elf=elf))
+        return EXIT_OK
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
     return EXIT_OK

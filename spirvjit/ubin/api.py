@@ -189,8 +189,19 @@ def load(
     "always". Untrusted native code is not loaded: the kernels JIT from the SPIR-V, with
     one warning. See docs/threat-model.md.
 
+    Also reads ROCm's files: a clang offload bundle, or an ELF object, executable or
+    shared object with a ``.hip_fatbin`` section, runs their amdgcnspirv entry (SPIR-V
+    only: no native code, so ``native`` does not matter).
+
     Raises BinaryFormatError for a corrupted or hostile file, OSError when it cannot
     be read, SpirvError when its module cannot be translated, ValueError for an unknown
     ``native``.
     """
+    if not isinstance(path_or_bytes, UnifiedBinary):
+        from ..offload_bundle import read_offload_file, spirv_entry
+
+        offload = read_offload_file(path_or_bytes)
+        if offload is not None:
+            entries, name = offload
+            return Program(spirv_entry(entries, name), spec_constants, name=name)
     return open_program(path_or_bytes, spec_constants, module, native)[0]

@@ -114,6 +114,13 @@ class CpuBackend(Backend):
                 )
             return found[1]
 
+    def data_address(self, program, symbol: str) -> int:
+        """The address of ``program``'s writable program-scope variable ``symbol`` in this
+        process (its data library is linked if it was not yet): device_globals.py."""
+        self._data_library(program)
+        with self._lock:
+            return self._data[program][0][symbol]
+
     def allocate(self, device: Device, nbytes: int) -> int:
         buffer = np.zeros(max(1, nbytes) + 64, np.uint8)
         address = buffer.ctypes.data + (-buffer.ctypes.data % 64)
