@@ -9,6 +9,13 @@ Public API::
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n)
     gpu = spirvjit.devices()[-1]  # an NVIDIA or AMD GPU, where one is present
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, device=gpu)
+    x = spirvjit.asarray(x_host, device=gpu)  # stays on the GPU across launches
+    y = spirvjit.zeros(n, device=gpu)
+    prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, device=gpu)
+    y.to_numpy()
+
+PyTorch: ``spirvjit.torch`` (imported on its own) launches on tensors in place and
+registers kernels as ``torch.library`` custom operators; see docs/torch.md.
 """
 
 from __future__ import annotations
@@ -17,12 +24,17 @@ import os
 from collections.abc import Mapping, Sequence
 
 from .arguments import LocalMemory
+from .array import Array, asarray, empty, zeros
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import JIT_OPTIONS, Kernel, Program
 from .target import Target, parse_target
 
 __all__ = [
+    "Array",
+    "asarray",
+    "empty",
+    "zeros",
     "Device",
     "devices",
     "BinaryFormatError",

@@ -89,6 +89,35 @@ def host_array(value) -> np.ndarray:
     return np.asarray(view)
 
 
+class DeviceBuffer:
+    """GPU memory described by ``__cuda_array_interface__`` (version 2 or 3): a torch CUDA
+    or ROCm tensor, a CuPy or Numba array, a ``spirvjit.Array`` on a GPU."""
+
+    __slots__ = ("address", "nbytes", "dtype", "readonly", "contiguous")
+
+    def __init__(self, interface: dict):
+        self.address, self.readonly = int(interface["data"][0]), bool(interface["data"][1])
+        self.dtype = np.dtype(interface["typestr"])
+        shape = tuple(int(n) for n in interface["shape"])
+        self.nbytes = int(np.prod(shape, dtype=np.int64)) * self.dtype.itemsize
+        strides = interface.get("strides")
+        expected = []
+        step = self.dtype.itemsize
+        for n in reversed(shape):
+            expected.append(step)
+            step *= n
+        # Strides of size-1 dimensions do not matter (torch reports any for them).
+        self.contiguous = strides is None or all(
+            n == 1 or s == e for n, s, e in zip(shape, strides, reversed(expected), strict=True)
+        )
+
+
+def device_buffer(value) -> DeviceBuffer | None:
+    """The GPU memory ``value`` describes with ``__cuda_array_interface__``, else None."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    return None if interface is None else DeviceBuffer(interface)
+
+
 class ArgumentPacker:
     """Checks one launch's arguments against the signature and packs them for the runner.
 
@@ -96,8 +125,11 @@ class ArgumentPacker:
     only the checks and conversions its argument types need.
     """
 
-    def __init__(self, signature: KernelSignature):
+    def __init__(self, signature: KernelSignature, device_memory: bool = False):
         self.signature = signature
+        # A GPU's packer takes GPU memory (__cuda_array_interface__) as it is, by address;
+        # the host CPU's refuses it (host_array says why).
+        self._device_memory = device_memory
         self._packers = [self._packer(spec) for spec in signature.args]
         self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
         self._dynamic_local = any(spec.kind == "local" for spec in signature.args)
@@ -238,6 +270,10 @@ class ArgumentPacker:
         def pack_buffer(value):
             if value is None:
                 return ctypes.c_void_p(0)
+            if self._device_memory and not isinstance(value, np.ndarray):
+                found = device_buffer(value)
+                if found is not None:
+                    return pack_device(found)
             if not isinstance(value, np.ndarray):
                 try:
                     value = host_array(value)
@@ -268,6 +304,23 @@ class ArgumentPacker:
                     f"the array's data is not {align}-byte aligned as {spec.describe()} requires",
                 )
             return ctypes.c_void_p(address)
+
+        def pack_device(found: DeviceBuffer):
+            if not found.contiguous:
+                raise self._error(spec, "the GPU array is not C-contiguous")
+            if writable and found.readonly:
+                raise self._error(
+                    spec, "the GPU array is read-only but the kernel may write to a __global buffer"
+                )
+            if accepted is not None and found.dtype not in accepted:
+                raise self._error(
+                    spec, f"expects {spec.describe()}, got a GPU array of {found.dtype}"
+                )
+            if found.address % align and found.nbytes:
+                raise self._error(
+                    spec, f"the GPU array is not {align}-byte aligned as {spec.describe()} requires"
+                )
+            return ctypes.c_void_p(found.address)
 
         return pack_buffer
 

@@ -1,6 +1,7 @@
 """Launching a kernel on a GPU: NumPy arrays go to the device and back around one
 synchronous launch, through the vendor's driver (``backends/nvptx/cuda.py``,
-``backends/amdgpu/hip.py``).
+``backends/amdgpu/hip.py``). GPU memory (``__cuda_array_interface__``: spirvjit.Array,
+torch CUDA/ROCm tensors, CuPy arrays) is passed by its address, without copies.
 
 The kernel's parameters are packed as its GPU entry point takes them (see
 ``entry.py``): buffers as device addresses, ``__local`` buffers as offsets
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...arguments import ArgumentPacker, LocalMemory, host_array
+from ...arguments import ArgumentPacker, LocalMemory, device_buffer, host_array
 from ...device import Device
 from ...errors import LaunchError
 from ...ndrange import choose_whole_groups, normalize_sizes
@@ -45,7 +46,7 @@ class GpuKernel:
         self.signature = signature
         self.origin = origin  # where the code object came from: "compile", "disk", ...
         self.times = times  # jit.StageTimes of compiling and loading it
-        self._packer = ArgumentPacker(signature)
+        self._packer = ArgumentPacker(signature, device_memory=True)
         self._context = context
         self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
         self._function = self._module.function(signature.name)
@@ -96,7 +97,10 @@ class GpuKernel:
             for spec, value, storage in zip(sig.args, args, storages[: len(args)], strict=True):
                 if spec.kind in ("global", "constant"):
                     address = 0
-                    if value is not None:
+                    found = None if isinstance(value, np.ndarray) else device_buffer(value)
+                    if found is not None:
+                        address = found.address  # already on the device: no copies
+                    elif value is not None:
                         host = host_array(value)  # checked by pack() above
                         address = ctx.alloc(host.nbytes)
                         allocations.append(address)
