@@ -69,6 +69,7 @@ class Program:
         self._other_targets = dict(other_targets or {})
         self._lock = threading.RLock()
         self._translation: Translation | None = None
+        self._checked_translation: Translation | None = None  # checked mode (CPU)
         self._translate_seconds = 0.0
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
@@ -163,6 +164,18 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
+    def _checked_translated(self) -> Translation:
+        """The module translated with bounds checks (checked mode, translate/checks.py)."""
+        if self._checked_translation is None:
+            self._checked_translation = jit.translate_program(
+                self.module,
+                self.target,
+                self.spec_constants,
+                self.symbol_prefix,
+                (*self.options, "spirvjit:check"),
+            )
+        return self._checked_translation
+
     def object_code(
         self,
         name: str,
@@ -199,7 +212,10 @@ class Program:
 
                 jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            translation = self._translated()
+            if ("check", "1") in specialization:
+                translation = self._checked_translated()
+            else:
+                translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
             obj = jit.compile_kernel(
@@ -247,6 +263,7 @@ class Kernel:
         local_size=None,
         global_offset=None,
         device: Device | None = None,
+        check: bool | None = None,
         **kwargs,
     ) -> None:
         """Runs the kernel over ``global_size`` work-items and returns when it is done.
@@ -254,10 +271,14 @@ class Kernel:
         Arguments in order, or by parameter name as keywords. ``device``: one of
         ``spirvjit.devices()``; when None, the host CPU for a program built for a CPU,
         the first GPU of the program's target otherwise. On a GPU, NumPy arrays are
-        copied to the device and the writable ones back.
+        copied to the device and the writable ones back. ``check``: run the bounds-checked
+        variant (host CPU only; default: SPIRVJIT_CHECK), see docs/debugging.md.
         """
         if kwargs:
             args = self._arguments.bind(args, kwargs)
+        if check if check is not None else config.check():
+            self._checked(device).launch(args, global_size, local_size, global_offset)
+            return
         if device is None:
             loaded = self._default or self._default_loaded()
         else:
@@ -292,6 +313,22 @@ class Kernel:
                         found.times,
                     )
             return found
+
+    def _checked(self, device: Device | None):
+        """The checked-mode variant on ``device`` (the host CPU), loaded once."""
+        from .backends.cpu import BACKEND as cpu
+
+        device = device or cpu.default_device(self.program.target)
+        if device.kind != "cpu":
+            raise LaunchError("checked mode (check=True) runs on the host CPU only", self.name)
+        key = (device, "check")
+        found = self._loaded.get(key)
+        if found is None:
+            with self.program._lock:
+                found = self._loaded.get(key)
+                if found is None:
+                    found = self._loaded[key] = cpu.load(self.program, self.name, device, True)
+        return found
 
     def __repr__(self) -> str:
         args = ", ".join(a.describe() for a in self.signature.args)
