@@ -7,6 +7,7 @@ order, so the location of each instruction is the last OpLine before it in its b
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from .spirv.module import Module
@@ -46,10 +47,9 @@ def line_table(module: Module) -> dict[int, tuple[int, int, int]]:
                 table[inst.offset] = current
             if name in _TERMINATORS:
                 current = None
-    try:
+    # A slotted Module cannot keep it: computed again next time.
+    with contextlib.suppress(AttributeError, TypeError):
         object.__setattr__(module, "_spirvjit_lines", table)
-    except (AttributeError, TypeError):  # a slotted Module: computed again next time
-        pass
     return table
 
 

@@ -190,11 +190,26 @@ def fail_function(module: ir.Module, abi) -> ir.Function:
     first = fn.append_basic_block("first")
     done = fn.append_basic_block("done")
     won = b.cmpxchg(
-        _table_word(b, table, R_FLAG), ir.Constant(I64, 0), ir.Constant(I64, 1), "monotonic", "monotonic"
+        _table_word(b, table, R_FLAG),
+        ir.Constant(I64, 0),
+        ir.Constant(I64, 1),
+        "monotonic",
+        "monotonic",
     )
     b.cbranch(b.extract_value(won, 1), first, done)
     b.position_at_end(first)
-    indices = (R_KIND, R_WHICH, R_OFFSET, R_SIZE, R_STORE, R_FILE, R_LINE, R_COLUMN, R_ADDRESS, R_EXTENT)
+    indices = (
+        R_KIND,
+        R_WHICH,
+        R_OFFSET,
+        R_SIZE,
+        R_STORE,
+        R_FILE,
+        R_LINE,
+        R_COLUMN,
+        R_ADDRESS,
+        R_EXTENT,
+    )
     for index, value in zip(indices, words, strict=True):
         b.store(value, _table_word(b, table, index))
     for d in range(3):
@@ -238,7 +253,9 @@ def _any_buffer(t: FunctionTranslator, table: ir.Value, address: ir.Value, size:
     word = b.add(ir.Constant(I64, CHECK_ARGS), b.shl(i, ir.Constant(I64, 1)))
     base = b.load(_table_word(b, table, word), typ=I64)
     extent = b.load(_table_word(b, table, b.add(word, ir.Constant(I64, 1))), typ=I64)
-    inside = b.and_(b.icmp_unsigned("!=", base, ir.Constant(I64, 0)), _inside(b, address, size, base, extent))
+    inside = b.and_(
+        b.icmp_unsigned("!=", base, ir.Constant(I64, 0)), _inside(b, address, size, base, extent)
+    )
     i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
     found.add_incoming(b.or_(found, inside), body)
     b.branch(head)

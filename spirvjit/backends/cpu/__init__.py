@@ -22,7 +22,6 @@ from . import abi as cpu_abi
 from . import codegen
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 
-
 # The translation option that makes a checked translation (Program.translation(checked)).
 CHECK_OPTION = "spirvjit:check"
 CHECK_SPECIALIZATION = (("check", "1"),)
