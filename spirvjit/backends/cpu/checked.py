@@ -52,6 +52,7 @@ class CheckedCpuKernel(CpuKernel):
                 items[spec.index] = array.itemsize or 1
             elif spec.kind == "local":
                 table[word + 1] = value.nbytes
+                items[spec.index] = max(1, spec.element_bits * spec.lanes // 8)
         record = LaunchRecord.from_buffer_copy(plan.record)
         record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
         arena_bytes = record.frames_offset + sig.frame_bytes * plan.group_items

@@ -1,0 +1,204 @@
+"""Checked mode (``check=True``, ``SPIRVJIT_CHECK=1``): each bad access the issue names
+ends in a LaunchError that says which kernel, work-item, argument, element and line; the
+launch writes nothing outside its arrays; correct kernels give the same results."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import spirvjit
+from spirvjit.toolchain import find_tool
+
+OOB = r"""
+__kernel void shift(__global const float *a, __global float *b, int n) {
+    int i = get_global_id(0);
+    b[i + n] = a[i] * 2.0f;
+}
+__kernel void read_back(__global const float *a, __global float *b, int n) {
+    int i = get_global_id(0);
+    b[i] = a[i - n];
+}
+__kernel void constant_arg(__constant int *t, __global int *out) {
+    int i = get_global_id(0);
+    out[i] = t[i];
+}
+__constant int TABLE[4] = {1, 2, 3, 4};
+__kernel void program_table(__global int *out) {
+    int i = get_global_id(0);
+    out[i] = TABLE[i];
+}
+__kernel void local_arg(__local float *tile, __global float *out) {
+    int l = get_local_id(0);
+    tile[l * 2] = 1.0f;
+    out[get_global_id(0)] = tile[l];
+}
+__kernel void local_static(__global float *out) {
+    __local float tile[16];
+    int l = get_local_id(0);
+    tile[l + 1] = (float)l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[l];
+}
+__kernel void private_array(__global int *out, int n) {
+    int p[8];
+    int i = get_global_id(0);
+    for (int k = 0; k < 8; ++k) p[k] = out[k];
+    p[(i + n) & 15] = i;
+    out[i] = p[i & 7];
+}
+__kernel void either(__global float *a, __global float *b, int pick, int n) {
+    __global float *p = pick ? a : b;
+    p[get_global_id(0) + n] = 1.0f;
+}
+__kernel void divergent(__global int *out) {
+    int l = get_local_id(0);
+    if (l < 2) barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = l;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def prog():
+    return spirvjit.compile_opencl(OOB)
+
+
+def _error(call) -> str:
+    with pytest.raises(spirvjit.LaunchError) as info:
+        call()
+    return str(info.value)
+
+
+def test_write_past_the_end_is_stopped_before_it_reaches_the_neighbour(prog):
+    # Two adjacent arrays: without checks b[8] is next[0], and the write lands there.
+    memory = np.zeros(16, np.float32)
+    b, neighbour = memory[:8], memory[8:]
+    a = np.arange(8, dtype=np.float32)
+    prog.shift(a, b, 1, global_size=8)
+    assert neighbour[0] == 14.0  # unchecked: silently overwritten
+
+    neighbour[0] = -1.0
+    message = _error(lambda: prog.shift(a, b, 1, global_size=8, check=True))
+    assert neighbour[0] == -1.0
+    assert "kernel 'shift'" in message
+    assert "out-of-bounds write of 4 bytes" in message
+    assert "global id (7, 0, 0), local id (7, 0, 0)" in message
+    assert "argument 1, element index 8" in message
+    assert "the array has 8 elements (32 bytes)" in message
+
+
+def test_read_before_the_start(prog):
+    a, b = np.ones(8, np.float32), np.zeros(8, np.float32)
+    message = _error(lambda: prog.read_back(a, b, 3, global_size=8, check=True))
+    assert "out-of-bounds read of 4 bytes" in message
+    assert "global id (0, 0, 0)" in message
+    assert "argument 0, element index -3" in message
+
+
+def test_correct_launches_run_unchanged_when_checked(prog):
+    a = np.arange(8, dtype=np.float32)
+    b = np.zeros(8, np.float32)
+    prog.shift(a, b, 0, global_size=8, check=True)
+    np.testing.assert_array_equal(b, a * 2)
+    b2 = np.zeros(4, np.float32)
+    prog.read_back(a, b2, 0, global_size=4, check=True)
+    np.testing.assert_array_equal(b2, a[:4])
+
+
+def test_null_buffer(prog):
+    a = np.ones(8, np.float32)
+    refused = _error(lambda: prog.shift(a, None, 0, global_size=8))
+    assert "argument 1" in refused and "check=True" in refused
+    message = _error(lambda: prog.shift(a, None, 0, global_size=8, check=True))
+    assert "NULL dereference: write of 4 bytes" in message
+    assert "through argument 1, given None" in message
+
+
+def test_constant_argument(prog):
+    t = np.arange(4, dtype=np.int32)
+    out = np.zeros(6, np.int32)
+    message = _error(lambda: prog.constant_arg(t, out, global_size=6, check=True))
+    assert "read" in message and "argument 0, element index 4" in message
+    assert "the array has 4 elements" in message
+
+
+def test_program_scope_constant_table(prog):
+    out = np.zeros(6, np.int32)
+    message = _error(lambda: prog.program_table(out, global_size=6, check=True))
+    assert "global id (4, 0, 0)" in message
+    assert "program-scope __constant variable" in message
+    assert "byte offset 16, the variable has 16 bytes" in message
+
+
+def test_local_argument(prog):
+    out = np.zeros(8, np.float32)
+    tile = spirvjit.LocalMemory(8 * 4)
+    message = _error(lambda: prog.local_arg(tile, out, global_size=8, local_size=8, check=True))
+    assert "out-of-bounds write" in message
+    assert "local id (4, 0, 0)" in message
+    assert "argument 0, element index 8" in message
+
+
+def test_static_local_array(prog):
+    out = np.zeros(16, np.float32)
+    message = _error(lambda: prog.local_static(out, global_size=16, local_size=16, check=True))
+    assert "__local variable" in message
+    assert "byte offset 64, the variable has 64 bytes" in message
+    assert "local id (15, 0, 0)" in message
+
+
+def test_private_array(prog):
+    out = np.arange(8, dtype=np.int32)
+    prog.private_array(out.copy(), 0, global_size=8, check=True)  # in bounds
+    message = _error(lambda: prog.private_array(out.copy(), 8, global_size=8, check=True))
+    assert "private variable" in message
+    assert "global id (0, 0, 0)" in message
+    assert "the variable has 32 bytes" in message
+
+
+def test_pointer_of_unknown_origin(prog):
+    # A select between two arguments: checked against every buffer argument.
+    a, b = np.zeros(4, np.float32), np.zeros(4, np.float32)
+    prog.either(a, b, 1, 0, global_size=4, check=True)
+    assert a.tolist() == [1.0] * 4
+    message = _error(lambda: prog.either(a, b, 0, 1, global_size=4, check=True))
+    assert "inside no array passed to the kernel" in message
+    assert "nearest: argument 1, element index 4 of 4" in message
+
+
+def test_divergent_barrier(prog):
+    out = np.zeros(8, np.int32)
+    message = _error(lambda: prog.divergent(out, global_size=8, local_size=8, check=True))
+    assert "divergent barrier" in message
+    assert "local id (2, 0, 0)" in message
+
+
+def test_environment_variable_turns_checks_on(prog, monkeypatch):
+    a, b = np.ones(8, np.float32), np.zeros(8, np.float32)
+    monkeypatch.setenv("SPIRVJIT_CHECK", "1")
+    assert "out-of-bounds" in _error(lambda: prog.shift(a, b, 1, global_size=8))
+    # check=False overrides it.
+    prog.shift(a, b, 0, global_size=8, check=False)
+
+
+def test_checked_variant_has_its_own_cache_key(prog):
+    plain = prog.kernel_key("shift")
+    checked = prog.kernel_key("shift", (("check", "1"),))
+    assert plain != checked
+
+
+@pytest.mark.skipif(
+    not (find_tool("clang15") and find_tool("llvm-spirv")),
+    reason="line information needs the translator producer (clang-22's SPIR-V back end "
+    "emits no OpLine)",
+)
+def test_source_location_with_g():
+    source = OOB.split("__kernel void read_back")[0]
+    p = spirvjit.compile_opencl(source, options=["-g"], producer="translator")
+    a, b = np.ones(8, np.float32), np.zeros(8, np.float32)
+    message = _error(lambda: p.shift(a, b, 1, global_size=8, check=True))
+    # b[i + n] = ... is line 4 of the source; the store's column is clang's.
+    assert re.search(r", at kernel\.cl:4:\d+$", message), message
