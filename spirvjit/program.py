@@ -315,19 +315,20 @@ class Kernel:
             return found
 
     def _checked(self, device: Device | None):
-        """The checked-mode variant on ``device`` (the host CPU), loaded once."""
-        from .backends.cpu import BACKEND as cpu
-
-        device = device or cpu.default_device(self.program.target)
-        if device.kind != "cpu":
-            raise LaunchError("checked mode (check=True) runs on the host CPU only", self.name)
+        """The checked-mode variant on ``device`` (a CPU), loaded once."""
+        if device is None:
+            target = self.program.target
+            device = backend(target.kind).default_device(target)
+            if device is None:
+                raise LaunchError(f"no {target.name} device is present to run on", self.name)
         key = (device, "check")
         found = self._loaded.get(key)
         if found is None:
             with self.program._lock:
                 found = self._loaded.get(key)
                 if found is None:
-                    found = self._loaded[key] = cpu.load(self.program, self.name, device, True)
+                    found = device.backend.load_checked(self.program, self.name, device)
+                    self._loaded[key] = found
         return found
 
     def __repr__(self) -> str:

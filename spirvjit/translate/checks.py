@@ -79,6 +79,14 @@ def _table_word(b: ir.IRBuilder, table: ir.Value, index: int | ir.Value) -> ir.V
     return b.gep(table, [index], source_etype=I64)
 
 
+def _invariant(b: ir.IRBuilder, address: ir.Value) -> ir.Value:
+    """A load of a check-table word the host wrote before the launch: marked invariant,
+    so that LLVM hoists it out of loops although the kernel's stores might alias it."""
+    value = b.load(address, typ=I64)
+    value.set_metadata("invariant.load", b.module.add_metadata([]))
+    return value
+
+
 def _origin(t: FunctionTranslator, pointer_id: int):
     """(kind, which) of the pointer's origin, or None when it is not known statically."""
     pid = pointer_id
@@ -146,11 +154,11 @@ def _extent(t: FunctionTranslator, pointer_id: int):
     if origin[0] == "argument":
         index, param = origin[1], origin[2]
         storage = _storage_class(t, param)
-        extent = b.load(_table_word(b, table, CHECK_ARGS + 2 * index + 1), typ=I64)
+        extent = _invariant(b, _table_word(b, table, CHECK_ARGS + 2 * index + 1))
         if storage == StorageClass.Workgroup:
             base = t.value(param)  # the argument's block in the group's local memory
         elif storage in _GLOBAL_CLASSES:
-            base = b.load(_table_word(b, table, CHECK_ARGS + 2 * index), typ=I64)
+            base = _invariant(b, _table_word(b, table, CHECK_ARGS + 2 * index))
         else:
             return None
         return KIND_ARGUMENT, index, base, extent
@@ -236,7 +244,7 @@ def _any_buffer(t: FunctionTranslator, table: ir.Value, address: ir.Value, size:
                 extent = ir.Constant(I64, ty.get_abi_size(t.mt.target_data))
                 ok = b.or_(ok, _inside(b, address, size, b.ptrtoint(gv, I64), extent))
     # The arguments: a loop, their number is the host's.
-    count = b.load(_table_word(b, table, W_NARGS), typ=I64)
+    count = _invariant(b, _table_word(b, table, W_NARGS))
     fn = b.function
     pre = b.block
     head = fn.append_basic_block("chk.any.head")
@@ -251,8 +259,8 @@ def _any_buffer(t: FunctionTranslator, table: ir.Value, address: ir.Value, size:
     b.cbranch(b.icmp_unsigned("<", i, count), body, out)
     b.position_at_end(body)
     word = b.add(ir.Constant(I64, CHECK_ARGS), b.shl(i, ir.Constant(I64, 1)))
-    base = b.load(_table_word(b, table, word), typ=I64)
-    extent = b.load(_table_word(b, table, b.add(word, ir.Constant(I64, 1))), typ=I64)
+    base = _invariant(b, _table_word(b, table, word))
+    extent = _invariant(b, _table_word(b, table, b.add(word, ir.Constant(I64, 1))))
     inside = b.and_(
         b.icmp_unsigned("!=", base, ir.Constant(I64, 0)), _inside(b, address, size, base, extent)
     )
@@ -303,7 +311,7 @@ def guarded(
         elif storage == StorageClass.Workgroup:
             kind, which = KIND_ANY_LOCAL, 0
             base = b.ptrtoint(t.mt.abi.workgroup_address(b, t.hidden, 0), I64)
-            extent = b.load(_table_word(b, table, W_LOCAL_BYTES), typ=I64)
+            extent = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
             ok = _inside(b, address, size, base, extent)
         else:
             return access()

@@ -112,6 +112,9 @@ class CpuBackend(Backend):
             return CheckedCpuKernel(code, program.signatures[kernel], origin, times, program)
         return CpuKernel(code, program.signatures[kernel], origin, times)
 
+    def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
+        return self.load(program, kernel, device, check=True)
+
     def _data_library(self, program) -> str | None:
         """The name of ``program``'s data library, linked on first use (None: no data)."""
         if not program.has_mutable_globals:

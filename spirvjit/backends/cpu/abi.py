@@ -94,9 +94,11 @@ class CpuABI:
 
     def check_table(self, builder: ir.IRBuilder, hidden: list[ir.Value]) -> ir.Value:
         """The launch's check table (checked mode)."""
-        return builder.load(
+        table = builder.load(
             builder.gep(hidden[0], [_i32(0), _i32(2)], source_etype=_CONTEXT), typ=PTR
         )
+        table.set_metadata("invariant.load", builder.module.add_metadata([]))
+        return table
 
     def address_space(self, storage_class: int) -> int:
         return 0

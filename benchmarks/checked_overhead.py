@@ -1,0 +1,81 @@
+"""Checked mode's cost: each benchmark kernel unchecked and with ``check=True``.
+
+    PYTHONPATH=$PWD python3 benchmarks/checked_overhead.py [--size quick|full] [--repeat N]
+
+Prints a Markdown table: median launch time of each variant (after a warm-up launch)
+and their ratio; the checked results are compared with the case's reference, so a false
+report or a wrong result fails the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import spirvjit  # noqa: E402
+from cases import CASES, Local  # noqa: E402
+
+
+def _median_seconds(run, repeat: int) -> float:
+    run()  # warm-up: compiles and loads the variant
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="quick", choices=("quick", "full"))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("cases", nargs="*", help="case names (default: all)")
+    args = parser.parse_args(argv)
+    print("| kernel | size | unchecked ms | checked ms | ratio |")
+    print("|---|---|---:|---:|---:|")
+    failed = False
+    for name, case in CASES.items():
+        if args.cases and name not in args.cases:
+            continue
+        p = case.sizes[args.size]
+        d = case.make_data(p)
+        prog = spirvjit.compile_opencl(case.source, options=list(case.options))
+        kernel = prog.kernel(case.name)
+        ocl = [spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in case.ocl_args(d, p)]
+        global_size, local_size = case.ndrange(p)
+        ms = {}
+        for check in (False, True):
+
+            def run(check=check):
+                for key in case.zeroed:
+                    d[key].fill(0)
+                kernel(*ocl, global_size=global_size, local_size=local_size, check=check)
+                return case.host_finish(d, p)
+
+            ms[check] = _median_seconds(run, args.repeat) * 1e3
+            # The result of one launch on fresh data (some kernels update in place).
+            d.update(case.make_data(p))
+            ocl[:] = [
+                spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a
+                for a in case.ocl_args(d, p)
+            ]
+            want = case.reference(d, p)
+            problem = case.compare(case.result(d, run()), want)
+            if problem:
+                print(f"{name} (check={check}): {problem}", file=sys.stderr)
+                failed = True
+        ratio = ms[True] / ms[False]
+        print(
+            f"| {name} | {case.describe(p)} | {ms[False]:.2f} | {ms[True]:.2f} | {ratio:.2f}x |"
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
