@@ -17,8 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import spirvjit  # noqa: E402
 from cases import CASES, Local  # noqa: E402
+
+import spirvjit  # noqa: E402
 
 
 def _median_seconds(run, repeat: int) -> float:
@@ -29,6 +30,35 @@ def _median_seconds(run, repeat: int) -> float:
         run()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def _args(case, d, p) -> list:
+    return [
+        spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in case.ocl_args(d, p)
+    ]
+
+
+def measure(case, p, check: bool, repeat: int) -> tuple[float, str | None]:
+    """(median ms of a launch, the problem found in its result or None)."""
+    prog = spirvjit.compile_opencl(case.source, options=list(case.options))
+    kernel = prog.kernel(case.name)
+    global_size, local_size = case.ndrange(p)
+    state = {"d": case.make_data(p)}
+    state["args"] = _args(case, state["d"], p)
+
+    def run():
+        d = state["d"]
+        for key in case.zeroed:
+            d[key].fill(0)
+        kernel(*state["args"], global_size=global_size, local_size=local_size, check=check)
+        return case.host_finish(d, p)
+
+    ms = _median_seconds(run, repeat) * 1e3
+    # The result of one launch on fresh data (some kernels update in place).
+    state["d"] = case.make_data(p)
+    state["args"] = _args(case, state["d"], p)
+    want = case.reference(state["d"], p)
+    return ms, case.compare(case.result(state["d"], run()), want)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,36 +74,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.cases and name not in args.cases:
             continue
         p = case.sizes[args.size]
-        d = case.make_data(p)
-        prog = spirvjit.compile_opencl(case.source, options=list(case.options))
-        kernel = prog.kernel(case.name)
-        ocl = [spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in case.ocl_args(d, p)]
-        global_size, local_size = case.ndrange(p)
         ms = {}
         for check in (False, True):
-
-            def run(check=check):
-                for key in case.zeroed:
-                    d[key].fill(0)
-                kernel(*ocl, global_size=global_size, local_size=local_size, check=check)
-                return case.host_finish(d, p)
-
-            ms[check] = _median_seconds(run, args.repeat) * 1e3
-            # The result of one launch on fresh data (some kernels update in place).
-            d.update(case.make_data(p))
-            ocl[:] = [
-                spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a
-                for a in case.ocl_args(d, p)
-            ]
-            want = case.reference(d, p)
-            problem = case.compare(case.result(d, run()), want)
+            ms[check], problem = measure(case, p, check, args.repeat)
             if problem:
                 print(f"{name} (check={check}): {problem}", file=sys.stderr)
                 failed = True
         ratio = ms[True] / ms[False]
-        print(
-            f"| {name} | {case.describe(p)} | {ms[False]:.2f} | {ms[True]:.2f} | {ratio:.2f}x |"
-        )
+        print(f"| {name} | {case.describe(p)} | {ms[False]:.2f} | {ms[True]:.2f} | {ratio:.2f}x |")
     return 1 if failed else 0
 
 
