@@ -4,13 +4,19 @@ launch writes nothing outside its arrays; correct kernels give the same results.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import spirvjit
 from spirvjit.toolchain import find_tool
+
+ROOT = Path(__file__).resolve().parents[2]
 
 OOB = r"""
 __kernel void shift(__global const float *a, __global float *b, int n) {
@@ -202,3 +208,54 @@ def test_source_location_with_g():
     message = _error(lambda: p.shift(a, b, 1, global_size=8, check=True))
     # b[i + n] = ... is line 4 of the source; the store's column is clang's.
     assert re.search(r", at kernel\.cl:4:\d+$", message), message
+
+
+BLUR = r"""
+// A 2D box blur over a width x height image (row-major floats).
+__kernel void blur(__global const float *src, __global float *dst, int width, int height) {
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= width || y >= height) return;
+    float s = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+            int xx = clamp(x + dx, 0, width - 1), yy = clamp(y + dy, 0, height - 1);
+            s += src[yy * width + xx];
+        }
+    dst[y * width + x] = s / 9.0f;
+}
+"""
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SPIRVJIT_CHECK", None)
+    return subprocess.run(
+        [sys.executable, "-m", "spirvjit", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+
+
+def test_cli_run_does_not_crash_on_guessed_buffer_sizes(tmp_path):
+    # An image kernel: with the old defaults (width = height = work-item count, one
+    # element per work-item) it read and wrote far outside its buffers and the process
+    # died (glibc: "double free or corruption"). Now the first launch is checked.
+    spv = tmp_path / "blur.spv"
+    spv.write_bytes(spirvjit.compile_opencl(BLUR)._spirv)
+    proc = _cli("run", str(spv), "blur", "--global", "64,64", "--repeat", "1")
+    assert proc.returncode == 1, proc.stderr
+    assert "buffer sizes guessed" in proc.stdout
+    assert "out-of-bounds read" in proc.stderr and "argument 0" in proc.stderr
+    assert "--size ARG=N" in proc.stderr
+    # Sizes from the command line: no checked launch, the kernel runs.
+    sized = ("--size", "0=4096", "--size", "1=4096", "--args", "64", "64", "--repeat", "1")
+    proc = _cli("run", str(spv), "blur", "--global", "64,64", *sized)
+    assert proc.returncode == 0, proc.stderr
+    assert "guessed" not in proc.stdout and "steady state" in proc.stdout
+    proc = _cli("run", str(spv), "blur", "--global", "64,64", *sized, "--check")
+    assert proc.returncode == 0, proc.stderr
+    proc = _cli("run", str(spv), "blur", "--global", "64,64", "--size", "2=5")
+    assert proc.returncode == 2 and "its buffers: 0:#0, 1:#1" in proc.stderr
