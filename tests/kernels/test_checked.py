@@ -259,3 +259,53 @@ def test_cli_run_does_not_crash_on_guessed_buffer_sizes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     proc = _cli("run", str(spv), "blur", "--global", "64,64", "--size", "2=5")
     assert proc.returncode == 2 and "its buffers: 0:#0, 1:#1" in proc.stderr
+
+
+WILD = r"""
+__kernel void wild(__global float *b, long where) {
+    __global float *p = (__global float *)where;
+    p[get_global_id(0)] = 1.0f;
+}
+"""
+
+CRASHER = f"""
+import faulthandler, sys
+import numpy as np
+import spirvjit
+if sys.argv[1] == "faulthandler":
+    faulthandler.enable()
+prog = spirvjit.compile_opencl({WILD!r})
+prog.wild(np.zeros(8, np.float32), 0, global_size=(4, 2), local_size=(2, 1))
+print("not reached")
+"""
+
+
+@pytest.mark.parametrize("chained", ["faulthandler", "default"])
+def test_a_faulting_kernel_names_itself_before_the_process_dies(chained):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("SPIRVJIT_CHECK", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASHER, chained],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode != 0 and "not reached" not in proc.stdout
+    err = proc.stderr
+    assert "fatal signal while kernel 'wild'(__global void*, int64) was running" in err, err
+    assert "global_size=(4, 2), local_size=(2, 1), global_offset=(0, 0)" in err
+    assert "arguments: float32[8] @0x" in err and ", 0\n" in err
+    assert "rerun with SPIRVJIT_CHECK=1" in err
+    if chained == "faulthandler":  # the previous handler still runs: Python's stacks
+        assert "Fatal Python error: Segmentation fault" in err
+    else:
+        assert proc.returncode == -11  # SIGSEGV, the default action
+
+
+def test_wild_pointer_in_checked_mode():
+    prog = spirvjit.compile_opencl(WILD)
+    b = np.zeros(8, np.float32)
+    message = _error(lambda: prog.wild(b, 0, global_size=8, check=True))
+    assert "a __global/__constant pointer to 0x0, which is inside no array" in message
