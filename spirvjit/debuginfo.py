@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 
 from .spirv.module import Module
 
@@ -60,3 +61,49 @@ def file_name(module: Module, file_id: int) -> str:
     if os.path.basename(os.path.dirname(name)).startswith("spirvjit-"):
         name = os.path.basename(name)
     return name
+
+
+_OPSTRING = re.compile(r'^\s*(%\S+) = OpString "(.*)"\s*$')
+_OPLINE = re.compile(r"^\s*OpLine (%\S+) (\d+) (\d+)")
+
+
+def interleave_source(disassembly: str, sources: dict[str, list[str]]) -> str:
+    """SPIR-V assembly with each OpLine preceded by the source line it names, as a
+    ``; file:line: text`` comment. ``sources``: file name (as OpString names it, or its
+    base name) -> the file's lines. A line shows once per run of OpLines naming it."""
+    strings: dict[str, str] = {}
+    out: list[str] = []
+    last = None
+    for line in disassembly.splitlines():
+        found = _OPSTRING.match(line)
+        if found:
+            strings[found.group(1)] = found.group(2)
+        found = _OPLINE.match(line)
+        if found:
+            path = strings.get(found.group(1), found.group(1))
+            number = int(found.group(2))
+            lines = sources.get(path) or sources.get(os.path.basename(path))
+            if number and (path, number) != last:
+                last = (path, number)
+                text = lines[number - 1].rstrip() if lines and number <= len(lines) else ""
+                out.append(f"; {os.path.basename(path)}:{number}: {text.strip()}")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def source_files(disassembly: str, extra: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """The lines of the files the module's OpStrings name: from ``extra`` (name -> text,
+    e.g. a unified binary's embedded sources or files given on the command line), else
+    read from disk where they still exist."""
+    found: dict[str, list[str]] = {}
+    for name, text in (extra or {}).items():
+        found[os.path.basename(name)] = text.splitlines()
+    for line in disassembly.splitlines():
+        match = _OPSTRING.match(line)
+        if match and os.path.basename(match.group(2)) not in found:
+            with (
+                contextlib.suppress(OSError, UnicodeDecodeError),
+                open(match.group(2), encoding="utf-8") as f,
+            ):
+                found[match.group(2)] = f.read().splitlines()
+    return found
