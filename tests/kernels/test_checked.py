@@ -309,3 +309,14 @@ def test_wild_pointer_in_checked_mode():
     b = np.zeros(8, np.float32)
     message = _error(lambda: prog.wild(b, 0, global_size=8, check=True))
     assert "a __global/__constant pointer to 0x0, which is inside no array" in message
+
+
+def test_crash_description_of_arguments():
+    import ctypes
+
+    from spirvjit.backends.cpu.crash import describe_args
+
+    a = np.zeros((2, 3), np.float32)
+    storages = [ctypes.c_void_p(a.ctypes.data), ctypes.c_float(2.5), ctypes.c_void_p(0)]
+    text = describe_args([a, np.float32(2.5), None], storages)
+    assert text == f"arguments: float32[2, 3] @{a.ctypes.data:#x}, np.float32(2.5), None\n"

@@ -166,12 +166,12 @@ def describe_args(args: Sequence, storages: Sequence) -> str:
     parts = []
     for value, storage in zip(args, storages, strict=False):
         dtype = getattr(value, "dtype", None)
-        if dtype is not None and hasattr(value, "shape"):
+        if type(storage) is ctypes.c_void_p and dtype is not None:  # a buffer
             name = _DTYPE_NAMES.get(dtype)
             if name is None:
                 name = _DTYPE_NAMES[dtype] = str(dtype)
-            address = getattr(storage, "value", None) or 0
-            parts.append(f"{name}{list(value.shape)} @{address:#x}")
+            shape = list(getattr(value, "shape", ()))
+            parts.append(f"{name}{shape} @{storage.value or 0:#x}")
         else:
             parts.append(repr(value)[:60])
     return "arguments: " + ", ".join(parts) + "\n"
