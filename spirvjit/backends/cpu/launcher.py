@@ -142,7 +142,7 @@ class LaunchPlan:
     record: bytes  # the launch record (frames offset still 0)
     threads: int
     group_items: int  # work-items per (full) group
-    crash_header: str = ""  # the launch described for a crash report (crash.py)
+    crash: object = None  # crash.PlanReport: the launch described for a crash report
 
 
 def launch_record(
@@ -213,7 +213,7 @@ class CpuKernel:
         arena_bytes = record.frames_offset + self.signature.frame_bytes * plan.group_items
         report = crash.reporter()
         if report is not None:  # what a fatal signal in the kernel prints (crash.py)
-            report.set((plan.crash_header + crash.describe_args(args, keep) + crash.HINT).encode())
+            report.running(plan.crash.address, ctypes.addressof(slots))
         try:
             thread_pool().run(
                 self._runner,
@@ -244,6 +244,5 @@ class CpuKernel:
         pool_threads = thread_pool().threads
         threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
         record, total = launch_record(gs, ls, offset, dims, threads)
-        signature = ", ".join(a.describe() for a in self.signature.args)
-        header = crash.launch_header(name, signature, gs, ls, offset, dims)
-        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2], header)
+        report = crash.PlanReport(name, self.signature, gs, ls, offset, dims)
+        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2], report)
