@@ -2,7 +2,8 @@
 
     PYTHONPATH=$PWD python3 benchmarks/checked_overhead.py [--size quick|full] [--repeat N]
 
-Prints a Markdown table: median launch time of each variant (after a warm-up launch)
+Prints a Markdown table: the best launch time of each variant (after a warm-up launch;
+the minimum, which a loaded machine disturbs least)
 and their ratio; the checked results are compared with the case's reference, so a false
 report or a wrong result fails the run.
 """
@@ -10,7 +11,6 @@ report or a wrong result fails the run.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -22,14 +22,14 @@ from cases import CASES, Local  # noqa: E402
 import spirvjit  # noqa: E402
 
 
-def _median_seconds(run, repeat: int) -> float:
+def _best_seconds(run, repeat: int) -> float:
     run()  # warm-up: compiles and loads the variant
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def _args(case, d, p) -> list:
@@ -39,7 +39,7 @@ def _args(case, d, p) -> list:
 
 
 def measure(case, p, check: bool, repeat: int) -> tuple[float, str | None]:
-    """(median ms of a launch, the problem found in its result or None)."""
+    """(best ms of a launch, the problem found in its result or None)."""
     prog = spirvjit.compile_opencl(case.source, options=list(case.options))
     kernel = prog.kernel(case.name)
     global_size, local_size = case.ndrange(p)
@@ -53,7 +53,7 @@ def measure(case, p, check: bool, repeat: int) -> tuple[float, str | None]:
         kernel(*state["args"], global_size=global_size, local_size=local_size, check=check)
         return case.host_finish(d, p)
 
-    ms = _median_seconds(run, repeat) * 1e3
+    ms = _best_seconds(run, repeat) * 1e3
     # The result of one launch on fresh data (some kernels update in place).
     state["d"] = case.make_data(p)
     state["args"] = _args(case, state["d"], p)
