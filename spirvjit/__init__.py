@@ -3,6 +3,8 @@
 Public API::
 
     prog = spirvjit.compile_opencl(source, options=["-cl-std=CL3.0"])
+    prog = spirvjit.compile_hip("saxpy.hip")  # HIP, device code only
+    prog.kernel("saxpy_kernel")(a, x, y, n, grid=(n // 256,), block=(256,))
     prog = spirvjit.load_spirv(path_or_bytes, spec_constants={1: 4})
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n)
     gpu = spirvjit.devices()[-1]  # an NVIDIA or AMD GPU, where one is present
@@ -34,6 +36,7 @@ __all__ = [
     "Target",
     "parse_target",
     "build",
+    "compile_hip",
     "compile_opencl",
     "load",
     "load_package_kernels",
@@ -61,6 +64,27 @@ def compile_opencl(
     spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
     jit_options = [o for o in options if o in JIT_OPTIONS]  # the JIT's too (clBuildProgram)
     return Program(spirv, spec_constants, name=filename, options=jit_options)
+
+
+def compile_hip(
+    source_or_path: str | os.PathLike,
+    options: Sequence[str] = (),
+    *,
+    spec_constants: Mapping[int, object] | None = None,
+) -> Program:
+    """Compiles a HIP program's device code (``clang --offload-arch=amdgcnspirv``).
+
+    ``source_or_path``: source text, or the path of a ``.hip`` file (its directory is
+    searched for the headers it includes). ``#include <hip/hip_runtime.h>`` finds
+    spirvjit's own HIP header, so no ROCm install is needed. Kernels are found by their
+    source names: ``prog.kernel("saxpy_kernel")``, ``prog.kernel("reduce<float, 256>")``.
+    """
+    from .frontend.hip import read_source
+    from .frontend.source_cache import hip_to_spirv  # clang once per source
+
+    source, filename, include_dirs = read_source(source_or_path)
+    spirv = hip_to_spirv(source, options, filename=filename, include_dirs=include_dirs)
+    return Program(spirv, spec_constants, name=filename)
 
 
 def load_spirv(

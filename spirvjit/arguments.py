@@ -182,6 +182,8 @@ class ArgumentPacker:
             return self._buffer_packer(spec)
         if spec.kind == "struct":
             return lambda value: self._struct_bytes(spec, value)
+        if spec.lanes == 1 and spec.element_kind == "bool":
+            return lambda value: self._bool(spec, value)  # HIP/C++ bool parameters
         dtype = _scalar_dtype(spec)
         if spec.lanes == 1 and spec.element_kind == "float" and spec.element_bits in _FLOAT_CTYPES:
             ctype = _FLOAT_CTYPES[spec.element_bits]
@@ -212,6 +214,14 @@ class ArgumentPacker:
         if dtype is None:
             return lambda value: self._unsupported(spec)
         return lambda value: self._value_bytes(spec, value)
+
+    def _bool(self, spec: KernelArg, value) -> ctypes.c_uint8:
+        """A bool parameter: one byte, 0 or 1 (Python/NumPy bools, or the integers 0, 1)."""
+        if isinstance(value, (bool, np.bool_)) or (
+            isinstance(value, (int, np.integer)) and value in (0, 1)
+        ):
+            return ctypes.c_uint8(1 if value else 0)
+        raise self._error(spec, f"expects a bool, got {value!r}")
 
     def _local_packer(self, spec: KernelArg):
         def pack_local(value):

@@ -145,3 +145,32 @@ def parse_size(text: str) -> int:
             f"{text!r} is not a size; give bytes or a number with K, M, G or T (e.g. 100M, 2G)"
         )
     return int(size)
+
+
+NATIVE_VAR = "SPIRVJIT_NATIVE"
+NATIVE_POLICIES = ("never", "trusted", "always")
+TRUSTED_KEYS_VAR = "SPIRVJIT_TRUSTED_KEYS"
+
+
+def native_policy() -> str:
+    """SPIRVJIT_NATIVE=never|trusted|always: which unified binaries' native code may run.
+
+    "trusted" (the default) runs it only from files no other user can write or that carry
+    a trusted signature (docs/threat-model.md). Raises ValueError for another value.
+    """
+    value = os.environ.get(NATIVE_VAR, "").strip().lower() or "trusted"
+    if value not in NATIVE_POLICIES:
+        raise ValueError(f"{NATIVE_VAR}={value!r}: expected one of {', '.join(NATIVE_POLICIES)}")
+    return value
+
+
+def trusted_keys_files() -> list[Path]:
+    """SPIRVJIT_TRUSTED_KEYS=FILE[:FILE...]: files of public keys trusted to sign unified
+    binaries (default: ``trusted_keys`` in the user config directory, e.g.
+    ``~/.config/spirvjit/trusted_keys``)."""
+    value = os.environ.get(TRUSTED_KEYS_VAR, "").strip()
+    if value:
+        return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    import platformdirs
+
+    return [Path(platformdirs.user_config_dir("spirvjit", appauthor=False)) / "trusted_keys"]

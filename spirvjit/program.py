@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 
-from . import cache, config, jit
+from . import cache, config, hip_launch, jit
 from .arguments import ArgumentPacker
 from .backends import backend
 from .cache.key import KernelKey
@@ -16,6 +16,7 @@ from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
 from .target import Target, host_target
+from .translate.hip_prepass import prepare_module
 from .translate.module import Translation
 from .translate.signature import KernelSignature
 
@@ -55,6 +56,7 @@ class Program:
         self._spirv = bytes(spirv)
         self.name = name
         self.module: Module = read_module(self._spirv)
+        prepare_module(self.module)  # HIP's __syncthreads (amdgcnspirv), producer fixes
         self.spec_constants = dict(spec_constants or {})
         self.spirv_digest = hashlib.sha256(self._spirv).hexdigest()
         digest = hashlib.sha256(self.spirv_digest.encode())
@@ -93,13 +95,33 @@ class Program:
             found = self._kernels.get(name)
             if found is None:
                 if name not in self._signatures:
-                    raise LaunchError(
-                        "no kernel of that name; this program has "
-                        + (", ".join(self.kernel_names) or "none"),
-                        name,
-                    )
+                    # A source-level name (saxpy_kernel, reduce<float, 256>) of a mangled one.
+                    found = self._kernels[name] = self._kernel_by_source_name(name)
+                    return found
                 found = self._kernels[name] = Kernel(self, name, self._signatures[name])
             return found
+
+    def _kernel_by_source_name(self, name: str) -> Kernel:
+        from .kernel_names import resolve
+
+        try:
+            mangled = resolve(self.kernel_names, name)
+        except KeyError as exc:
+            raise LaunchError(exc.args[0], name) from None
+        if mangled is not None:
+            return self.kernel(mangled)
+        raise LaunchError(
+            "no kernel of that name; this program has " + (", ".join(self.kernel_names) or "none"),
+            name,
+        )
+
+    def global_variable(self, name: str, dtype=None):
+        """A NumPy view of the program-scope variable ``name`` (HIP ``__device__`` /
+        ``__constant__``, OpenCL ``__global``) on the host CPU: read it after launches,
+        write it before them (hipMemcpyToSymbol's role). See ``device_globals.py``."""
+        from .device_globals import global_variable
+
+        return global_variable(self, name, dtype)
 
     def __getattr__(self, name: str) -> Kernel:
         if name.startswith("_"):
@@ -193,7 +215,8 @@ class Program:
         times = times or jit.StageTimes()
         with self._lock:
             if name not in self._signatures:
-                self.kernel(name)  # raises the LaunchError that lists the kernels
+                # A source-level name, or the LaunchError that lists the kernels.
+                name = self.kernel(name).name
             obj = None if specialization else self._native_objects.get(name)
             if obj is not None:
                 return obj, "native"
@@ -228,9 +251,36 @@ class Program:
         """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX)."""
         with self._lock:
             if name not in self._signatures:
-                self.kernel(name)  # raises the LaunchError that lists the kernels
+                # A source-level name, or the LaunchError that lists the kernels.
+                name = self.kernel(name).name
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             return jit.kernel_assembly(self._translated(), self.target, symbol)
+
+    def refuse_object_code(
+        self,
+        name: str,
+        origin: str,
+        why: str,
+        times: jit.StageTimes | None = None,
+        specialization: tuple[tuple[str, str], ...] = (),
+    ) -> tuple[bytes, str]:
+        """Object code of ``name`` that a backend refused to load (``origin`` "native": a
+        unified binary's; "memory"/"disk": the cache's), e.g. wrong symbols or it does not
+        link: drops it (one warning; a cache entry is removed) and returns the next
+        candidate, as ``object_code`` does, in the end compiled from the SPIR-V."""
+        with self._lock:
+            if origin == "native":
+                self._native_objects.pop(name, None)
+                log.warning(
+                    "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
+                    "from the SPIR-V",
+                    self.name,
+                    name,
+                    why,
+                )
+            else:
+                cache.discard(self.kernel_key(name, specialization), why)
+            return self.object_code(name, times, specialization)
 
 
 class Kernel:
@@ -259,10 +309,13 @@ class Kernel:
     def __call__(
         self,
         *args,
-        global_size,
+        global_size=None,
         local_size=None,
         global_offset=None,
         device: Device | None = None,
+        grid=None,
+        block=None,
+        shared_mem: int = 0,
         check: bool | None = None,
         **kwargs,
     ) -> None:
@@ -271,19 +324,33 @@ class Kernel:
         Arguments in order, or by parameter name as keywords. ``device``: one of
         ``spirvjit.devices()``; when None, the host CPU for a program built for a CPU,
         the first GPU of the program's target otherwise. On a GPU, NumPy arrays are
-        copied to the device and the writable ones back. ``check``: run the bounds-checked
+        copied to the device and the writable ones back. HIP's form: ``grid`` blocks of
+        ``block`` work-items instead of global/local sizes, ``shared_mem`` bytes of
+        dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block or
+        shared_mem are then passed by position). ``check``: run the bounds-checked
         variant (host CPU only; default: SPIRVJIT_CHECK), see docs/debugging.md.
         """
         if kwargs:
             args = self._arguments.bind(args, kwargs)
+        if grid is not None or block is not None or global_size is None:
+            global_size, local_size = hip_launch.launch_sizes(
+                self.name, global_size, local_size, grid, block
+            )
         if check if check is not None else config.check():
-            self._checked(device).launch(args, global_size, local_size, global_offset)
+            if shared_mem:
+                hip_launch.check_shared_mem(self.signature, shared_mem)
+            checked = self._checked(device)
+            checked.launch(args, global_size, local_size, global_offset, shared_mem)
             return
         if device is None:
             loaded = self._default or self._default_loaded()
         else:
             loaded = self._loaded.get(device) or self._loaded_on(device)
-        loaded.launch(args, global_size, local_size, global_offset)
+        if shared_mem:
+            hip_launch.check_shared_mem(self.signature, shared_mem)
+            loaded.launch(args, global_size, local_size, global_offset, shared_mem)
+        else:
+            loaded.launch(args, global_size, local_size, global_offset)
 
     def _default_loaded(self):
         target = self.program.target

@@ -34,6 +34,9 @@ _CANDIDATES: dict[str, tuple[str, ...]] = {
     "llvm-objdump": ("llvm-objdump-22", "/usr/lib/llvm-22/bin/llvm-objdump"),
     "ld.lld": ("ld.lld-22", "/usr/lib/llvm-22/bin/ld.lld", "ld.lld"),
     "llvm-readelf": ("llvm-readelf-22", "/usr/lib/llvm-22/bin/llvm-readelf"),
+    "llvm-cxxfilt": ("llvm-cxxfilt-22", "/usr/lib/llvm-22/bin/llvm-cxxfilt", "llvm-cxxfilt"),
+    "opt": ("opt-22", "/usr/lib/llvm-22/bin/opt"),
+    "llc": ("llc-22", "/usr/lib/llvm-22/bin/llc"),
     "clang-offload-bundler": (
         "clang-offload-bundler-22",
         "/usr/lib/llvm-22/bin/clang-offload-bundler",
@@ -53,6 +56,9 @@ _PACKAGES: dict[str, str] = {
     "llvm-objdump": "llvm-22",
     "ld.lld": "lld-22",
     "llvm-readelf": "llvm-22",
+    "llvm-cxxfilt": "llvm-22",
+    "opt": "llvm-22",
+    "llc": "llvm-22",
     "clang-offload-bundler": "clang-22",
     "ptxas": "nvidia-cuda-toolkit",
 }

@@ -53,6 +53,7 @@ _disks: dict[Path, DiskCache | str] = {}  # cache root -> the open cache, or why
 _counters: dict[Path, cache_records.Counters] = {}
 _read_only: set[Path] = set()  # roots where a store failed: no more writes this process
 _problems: dict[KernelKey, str] = {}  # why the disk entry of a key was unusable
+_refused: set[KernelKey] = set()  # keys whose disk entry did not load: not read again
 _warned: set[str] = set()
 
 
@@ -69,9 +70,13 @@ def lookup(key: KernelKey) -> Hit | None:
         _event(key, "memory", "object code compiled or loaded earlier by this process")
         return Hit(obj, "memory")
     disk = _disk()
-    if disk is None:
+    if disk is None or key in _refused:
         return None
-    result = disk.load(key)
+    try:
+        result = disk.load(key)
+    except CacheUnavailable as exc:  # an unsafe tag directory: as for an unsafe root
+        _give_up(disk.root, exc)
+        return None
     if result.problem:
         with _lock:
             _problems[key] = f"the entry {result.path.name} was {result.problem}"
@@ -109,8 +114,11 @@ def store(key: KernelKey, obj: bytes) -> None:
     if disk is not None and disk.root not in _read_only:
         try:
             disk.store(key, obj, f"{key.triple}:{key.cpu}")
+            _refused.discard(key)  # replaced by what was just compiled
             pruned = disk.maybe_evict()
-        except (OSError, CacheUnavailable) as exc:
+        except CacheUnavailable as exc:
+            _give_up(disk.root, exc)
+        except OSError as exc:
             with _lock:
                 _read_only.add(disk.root)
             _warn_once(
@@ -124,6 +132,39 @@ def store(key: KernelKey, obj: bytes) -> None:
             if pruned and pruned.removed:
                 _count(disk, "evicted", len(pruned.removed))
     _event(key, "compile", reason, nearest)
+
+
+def discard(key: KernelKey, why: str) -> None:
+    """Forgets the object code cached for ``key`` (memory and disk): it did not load.
+
+    A forged or damaged entry whose digest is right (someone recomputed it) would
+    otherwise break the kernel in every later process. One warning per entry; the next
+    ``store`` (the recompile) writes a good entry and its event says why.
+    """
+    global _memory_bytes
+    with _lock:
+        obj = _memory.pop(key, None)
+        if obj is not None:
+            _memory_bytes -= len(obj)
+    disk = _disk()
+    if disk is None:
+        return
+    path = disk.path_for(key)
+    with _lock:
+        _problems[key] = f"the entry {path.name} did not load ({why})"
+        _refused.add(key)  # also when it cannot be removed (a read-only cache)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        why += f"; it cannot be removed: {exc.strerror}"
+    if _warn_once(
+        f"load:{path}",
+        f"spirvjit: cache entry {path} did not load ({why}); dropped it, the kernel is "
+        "compiled again",
+    ):
+        _count(disk, "corrupt")
 
 
 def _remember(key: KernelKey, obj: bytes) -> None:
@@ -160,6 +201,13 @@ def _open(root: Path) -> DiskCache | str:
     except CacheUnavailable as exc:
         _warn_once(f"open:{root}", f"spirvjit: {exc}. Continuing with the in-memory cache only")
         return str(exc)
+
+
+def _give_up(root: Path, exc: CacheUnavailable) -> None:
+    """Stops using the disk cache at ``root`` in this process, with ``_open``'s warning."""
+    with _lock:
+        _disks[root] = str(exc)
+    _warn_once(f"open:{root}", f"spirvjit: {exc}. Continuing with the in-memory cache only")
 
 
 def _explain_miss(key: KernelKey, disk: DiskCache | None) -> tuple[str, dict | None]:
@@ -265,4 +313,5 @@ def reset() -> None:
         _counters.clear()
         _read_only.clear()
         _problems.clear()
+        _refused.clear()
         _warned.clear()

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..files import TEMP_SUFFIX, write_atomic
+from ..safe_paths import parents_problem
 from . import format as cache_format
 from .format import CorruptEntry
 from .key import KernelKey
@@ -98,10 +99,25 @@ def secure_dir(path: Path) -> None:
         raise CacheUnavailable(f"{path} is not a directory; remove it or set SPIRVJIT_CACHE_DIR")
     why = unsafe_reason(st)
     if why:
-        raise CacheUnavailable(
-            f"refusing the cache directory {path}: it {why}, and its entries are native code "
-            f"this process would run; fix it (chown/chmod go-w) or set SPIRVJIT_CACHE_DIR"
-        )
+        raise _refusal(path, why)
+
+
+def _refusal(path: Path, why: str) -> CacheUnavailable:
+    return CacheUnavailable(
+        f"refusing the cache directory {path}: it {why}, and its entries are native code "
+        f"this process would run; fix it (chown/chmod go-w) or set SPIRVJIT_CACHE_DIR"
+    )
+
+
+def check_existing_dir(path: Path) -> None:
+    """Raises CacheUnavailable, as ``secure_dir`` does, if ``path`` exists and is unsafe."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return
+    why = "is not a directory" if not stat.S_ISDIR(st.st_mode) else unsafe_reason(st)
+    if why:
+        raise _refusal(path, why)
 
 
 def read_trusted(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
@@ -110,8 +126,11 @@ def read_trusted(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes:
     Raises FileNotFoundError, CacheUnavailable (unsafe file: symlink, not a regular
     file, foreign owner, group/other-writable) or another OSError.
     """
+    # O_NONBLOCK: opening a FIFO (or a device) planted at an entry's path must not wait
+    # for a writer; it is refused below as not a regular file. Regular files ignore it.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise CacheUnavailable(f"{path} is a symbolic link") from None
@@ -177,6 +196,14 @@ class DiskCache:
         self.stats_dir = self.root / "stats"
         for directory in (self.root, self.entries_dir, self.events_dir, self.stats_dir):
             secure_dir(directory)
+        # Whoever can write a directory above the cache can swap the whole cache for theirs.
+        why = parents_problem(self.root)
+        if why:
+            raise CacheUnavailable(
+                f"refusing the cache directory {self.root}: {why}, and its entries are "
+                "native code this process would run; move it (SPIRVJIT_CACHE_DIR) or fix that"
+            )
+        check_existing_dir(self.entries_dir / self.tag)  # created 0700 by the first store
         self._checked_dirs: set[Path] = set()
         tag_file = self.root / "CACHEDIR.TAG"
         if not tag_file.exists():
@@ -195,8 +222,15 @@ class DiskCache:
         return self.entries_dir / tag / f"{name}{ENTRY_SUFFIX}"
 
     def load(self, key: KernelKey) -> LoadResult:
-        """The verified object code for ``key``; a missing or unusable entry is a miss."""
+        """The verified object code for ``key``; a missing or unusable entry is a miss.
+
+        Raises CacheUnavailable when the entry's tag directory is unsafe (like the root).
+        """
         path = self.path_for(key)
+        if path.parent not in self._checked_dirs:
+            check_existing_dir(path.parent)
+            if path.parent.exists():
+                self._checked_dirs.add(path.parent)
         try:
             data = read_trusted(path)
         except FileNotFoundError:
@@ -301,9 +335,12 @@ class DiskCache:
         entries = self.entries()
         for e in entries:
             try:
-                header, _ = cache_format.decode(read_trusted(e.path))
+                header, payload = cache_format.decode(read_trusted(e.path))
                 if e.path != self._path_for_parts(header["key"]):
                     raise CorruptEntry("its path does not match the recorded key")
+                why = _load_problem(header["key"], payload)
+                if why:
+                    raise CorruptEntry(f"its object code would not load: {why}")
             except (CorruptEntry, CacheUnavailable, KeyError, TypeError) as exc:
                 problems.append((e.path, str(exc)))
             except FileNotFoundError:
@@ -327,6 +364,21 @@ class DiskCache:
         _unlink(self.root / "prune.stamp")
         self.evict(self.max_size)  # drops the now empty stale tag directories
         return removed
+
+
+def _load_problem(parts: dict, payload: bytes) -> str | None:
+    """Why a verified entry's object code would still not load as its kernel, or None.
+
+    Loads it as a launch would (symbols, then a trial link on this machine's triple).
+    GPU code objects are checked by their digest only: loading them needs the device.
+    """
+    triple = parts["triple"]
+    if not isinstance(triple, str) or triple.startswith(("amdgcn", "nvptx")):
+        return None
+    from ..backends.cpu.objcheck import runner_prefix, trial_load
+
+    prefix = runner_prefix(parts["spirv_digest"], parts["spec_constants"])
+    return trial_load(payload, prefix, triple)
 
 
 def _unlink(path: Path) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from .. import config
 from ..errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_USAGE, SpirvJitError
 from ..precompile import register_precompile
+from ..ubin.signing import register_sign, register_verify
 from .cache import register_cache
 from .doctor import register_doctor
 from .ubin import (
@@ -78,7 +79,9 @@ def _run_dis(args: argparse.Namespace) -> int:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        sys.stdout.write(text)
+        from ..ubin.names import printable_lines  # names and strings come from the file
+
+        sys.stdout.write(printable_lines(text))
         sys.stdout.flush()
     return EXIT_OK
 
@@ -196,6 +199,8 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     register_add_target,
     register_strip,
     register_cache,
+    register_sign,
+    register_verify,
     register_doctor,
     register_precompile,
 )

@@ -45,7 +45,7 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "build",
         "compile sources into a unified binary (.ubin)",
-        "Compile OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
+        "Compile OpenCL C (.cl), HIP (.hip), SPIR-V (.spv), SPIR-V assembly (.spvasm) or LLVM IR "
         "(.ll/.bc) into one SPIR-V module (several inputs are linked) and write a unified "
         "binary with it, its kernel table, a build record and native code for --target.",
         _run_build,
@@ -114,9 +114,16 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
+    from ..offload_bundle import describe_entries, read_offload_file
     from ..ubin.describe import describe, render
     from ..ubin.reader import read_file
 
+    offload = read_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
+    if offload is not None:
+        with open(args.file, "rb") as f:
+            elf = f.read(4) == b"\x7fELF"
+        sys.stdout.write(describe_entries(*offload, elf=elf))
+        return EXIT_OK
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))
     return EXIT_OK
@@ -149,6 +156,7 @@ def register_extract(subparsers: argparse._SubParsersAction) -> None:
 def _run_extract(args: argparse.Namespace) -> int:
     from ..errors import BinaryFormatError
     from ..ubin.describe import find_variant
+    from ..ubin.names import path_in, printable
     from ..ubin.reader import read_file
 
     binary = read_file(args.file)
@@ -160,8 +168,8 @@ def _run_extract(args: argparse.Namespace) -> int:
         if not binary.source_names:
             raise BinaryFormatError(f"{binary.name} has no embedded sources (build --embed-source)")
         os.makedirs(args.source, exist_ok=True)
-        for name in binary.source_names:  # names are checked bare file names: no ../
-            _write(os.path.join(args.source, name), binary.source(name))
+        for name in binary.source_names:  # the reader checked these; path_in checks again
+            _write(path_in(args.source, name, "source"), binary.source(name))
     else:
         if not args.output:
             args.error("--variant needs -o OUT (a file, or a directory)")
@@ -169,12 +177,17 @@ def _run_extract(args: argparse.Namespace) -> int:
         kernels = sorted(variant.objects)
         if args.kernel:
             if args.kernel not in variant.objects:
-                args.error(f"variant {variant.name} has no kernel {args.kernel!r}: {kernels}")
+                listed = [printable(k) for k in kernels]
+                args.error(
+                    f"variant {printable(variant.name)} has no kernel {args.kernel!r}: {listed}"
+                )
             kernels = [args.kernel]
         if os.path.isdir(args.output) or args.output.endswith(os.sep):
+            # Kernel names come from the file: check them all before writing anything.
+            paths = [path_in(args.output, f"{kernel}.o", "kernel") for kernel in kernels]
             os.makedirs(args.output, exist_ok=True)
-            for kernel in kernels:
-                _write(os.path.join(args.output, f"{kernel}.o"), variant.objects[kernel])
+            for kernel, path in zip(kernels, paths, strict=True):
+                _write(path, variant.objects[kernel])
         elif len(kernels) == 1:
             _write(args.output, variant.objects[kernels[0]])
         else:
@@ -321,6 +334,7 @@ def _run_run(args: argparse.Namespace) -> int:
     from ..ndrange import choose_local_size, normalize_sizes
     from ..program import Program
     from ..ubin.api import open_program
+    from ..ubin.names import printable
     from ..ubin.quickrun import guessed, make_args, parse_sizes, time_kernel
 
     global_size = _sizes(args, args.global_size, "--global")
@@ -343,7 +357,7 @@ def _run_run(args: argparse.Namespace) -> int:
         launch_args = make_args(kernel, math.prod(gs), math.prod(ls), args.args, sizes)
     except ValueError as exc:
         args.error(str(exc))
-    print(f"{kernel!r} from {program.name}: runs {picked}")
+    print(printable(f"{kernel!r} from {program.name}: runs {picked}"))
     unknown = guessed(kernel, sizes)
     try:
         if unknown and not args.check:

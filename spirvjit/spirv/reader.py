@@ -190,6 +190,12 @@ def _words(data: bytes | bytearray | memoryview) -> tuple[list[int], bytes, bool
     """The module's words (values in the right byte order), its bytes with every word
     little-endian (strings are decoded from these), and whether it was big-endian."""
     raw = bytes(data)
+    if int.from_bytes(raw[:4], "little") not in (grammar.MAGIC_NUMBER, 0x03022307):
+        from ..offload_bundle import foreign_format
+
+        foreign = foreign_format(raw)  # a HIP bundle or host object: say what to do
+        if foreign is not None:
+            raise SpirvError(f"this is {foreign}", 0)
     if len(raw) % 4:
         raise SpirvError(f"module size {len(raw)} bytes is not a multiple of 4", len(raw) // 4)
     if len(raw) < 4 * _HEADER_WORDS:

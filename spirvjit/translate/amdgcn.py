@@ -5,8 +5,12 @@ imported function named after the LLVM intrinsic, dots spelled as underscores:
 ``llvm.amdgcn.workitem.id.x`` becomes ``spirv.llvm_amdgcn_workitem_id_x``. For AMD
 targets the call goes back to the intrinsic. For other targets the common ones are
 emulated: work-item and work-group ids, the HSA dispatch packet and the code object
-v5 implicit arguments (sizes read from them), and ``s_barrier`` where the target has
-barriers. A kernel that calls anything else fails to compile, naming the built-in.
+v5 implicit arguments (sizes read from them), ``s_barrier`` (``amdgcn_barriers.py``
+turns it into OpControlBarrier first), the bit-field built-ins (``ubfe``, ``sbfe``,
+``alignbit``) and the wavefront built-ins (``ballot``, ``ds_bpermute``, ``readlane``,
+``readfirstlane``, ``mbcnt``, ``wavefrontsize``, ``wave_barrier``: ``wavefront.py``:
+all on NVIDIA, only ``mbcnt`` and ``wavefrontsize`` on the host CPU). A kernel that
+calls anything else fails to compile, naming the HIP-level built-in.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from llvmlite import ir
 
 from ..errors import CompileError
 from ..spirv.module import Instruction
+from . import wavefront
 from .function import FunctionTranslator, private_alloca
 
 PREFIX = "spirv.llvm_amdgcn_"
@@ -24,6 +29,19 @@ I8, I16, I32, I64 = (ir.IntType(n) for n in (8, 16, 32, 64))
 # such space, so clang declares them returning a generic pointer.
 _CONSTANT_POINTERS = ("dispatch_ptr", "implicitarg_ptr", "queue_ptr", "kernarg_segment_ptr")
 _XYZ = "xyz"
+_TYPE_SUFFIX = ("_i32", "_i64")
+# HIP functions built on each cross-lane built-in, for error messages.
+_HIP_USERS = {
+    "ballot_w64": "__ballot, __any, __all, __activemask",
+    "ballot_w32": "__ballot, __any, __all, __activemask",
+    "ds_bpermute": "__shfl, __shfl_up, __shfl_down, __shfl_xor",
+    "readfirstlane": "__shfl with a uniform lane",
+    "readlane": "__shfl with a uniform lane",
+    "wave_barrier": "__syncwarp",
+    "ds_swizzle": "__shfl_xor on some HIP versions",
+    "mov_dpp": "DPP reductions",
+    "update_dpp": "DPP reductions",
+}
 
 
 def is_amdgcn_builtin(name: str) -> bool:
@@ -34,9 +52,26 @@ def call_amdgcn(t: FunctionTranslator, inst: Instruction, name: str, args: list[
     builtin = name[len(PREFIX) :]
     void = t.types.spv(inst.result_type).kind == "void"
     ty = ir.VoidType() if void else t.llvm_type(inst.result_type)
+    values = [t.value(a) for a in args]
     if t.mt.abi.triple.startswith("amdgcn"):
-        return _intrinsic(t, builtin, ty, [t.value(a) for a in args])
-    return _emulate(t, builtin, ty)
+        return _intrinsic(t, builtin, ty, values)
+    return _emulate(t, builtin, ty, values)
+
+
+def hip_builtin_name(builtin: str) -> str:
+    """The clang built-in a HIP source calls: ``ballot_i64`` -> ``__builtin_amdgcn_ballot_w64``."""
+    base = _base(builtin)
+    if base == "ballot":
+        base = "ballot_w64" if builtin.endswith("_i64") else "ballot_w32"
+    return "__builtin_amdgcn_" + base
+
+
+def _base(builtin: str) -> str:
+    """The built-in without its overload type (``readfirstlane_i32`` -> ``readfirstlane``)."""
+    for suffix in _TYPE_SUFFIX:
+        if builtin.endswith(suffix):
+            return builtin[: -len(suffix)]
+    return builtin
 
 
 def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]):
@@ -47,8 +82,19 @@ def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir
     return t.intrinsic(intrinsic, ty, values)
 
 
-def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type) -> ir.Value:
+def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]) -> ir.Value:
     b = t.b
+    base = _base(builtin)
+    if base in wavefront.CROSS_LANE:
+        try:
+            return wavefront.emulate(t, base, ty, values)
+        except NotImplementedError:
+            pass  # a cross-lane exchange on the CPU: the named error below
+    if base in ("ubfe", "sbfe"):
+        return _bit_field_extract(t, base == "sbfe", *values)
+    if base == "alignbit":
+        shift = b.and_(values[2], ir.Constant(values[2].type, 31))
+        return t.intrinsic("llvm.fshr.i32", ty, [values[0], values[1], shift])
     for query, stem in (("local_id", "workitem_id_"), ("group_id", "workgroup_id_")):
         if builtin.startswith(stem) and builtin[len(stem) :] in _XYZ:
             value = t.workitem.query(query, _XYZ.index(builtin[len(stem) :]))
@@ -71,11 +117,40 @@ def unsupported_call(ir_text: str, kernel: str, target: str) -> CompileError | N
     if start < 0:
         return None
     builtin = ir_text[start + 2 + len(UNSUPPORTED) :].split('"', 1)[0]
+    if builtin == "printf":  # translate/hip_printf.py
+        return CompileError(
+            f"kernel {kernel} calls printf, which spirvjit runs only on the host CPU, "
+            f"not on {target}; remove it or run on the host CPU"
+        )
+    hip = hip_builtin_name(builtin)
+    users = _HIP_USERS.get(hip[len("__builtin_amdgcn_") :])
+    used_by = f" (HIP's {users} use it)" if users else ""
     return CompileError(
-        f"kernel {kernel} calls the AMD GPU built-in __builtin_amdgcn_{builtin} "
-        f"(imported as '{PREFIX}{builtin}'), which spirvjit emulates only on AMD targets, "
-        f"not on {target}; compile for a gfx target or avoid the built-in"
+        f"kernel {kernel} calls the AMD GPU built-in {hip}{used_by}, imported as "
+        f"'{PREFIX}{builtin}', which spirvjit emulates only on AMD targets, not on {target}; "
+        "compile for a gfx target or avoid the built-in"
     )
+
+
+def _bit_field_extract(
+    t: FunctionTranslator, signed: bool, src: ir.Value, offset: ir.Value, width: ir.Value
+) -> ir.Value:
+    """ubfe/sbfe as the hardware computes them: offset and width taken modulo 32, width 0
+    gives 0, and a field reaching past bit 31 is what lies above ``offset``."""
+    b = t.b
+    ty = src.type
+    bits = ir.Constant(ty, ty.width)
+    offset = b.and_(offset, ir.Constant(ty, ty.width - 1))
+    width = b.and_(width, ir.Constant(ty, ty.width - 1))
+    shr = b.ashr if signed else b.lshr
+    end = b.add(offset, width)
+    inside = b.icmp_unsigned("<", end, bits)
+    # Shift amounts are kept below the width; the unused arm of each select may be garbage.
+    left = b.and_(b.sub(bits, end), ir.Constant(ty, ty.width - 1))
+    right = b.and_(b.sub(bits, width), ir.Constant(ty, ty.width - 1))
+    field = shr(b.shl(src, left), right)
+    result = b.select(inside, field, shr(src, offset))
+    return b.select(b.icmp_unsigned("==", width, ir.Constant(ty, 0)), ir.Constant(ty, 0), result)
 
 
 def _sizes(t: FunctionTranslator, query: str) -> list[ir.Value]:

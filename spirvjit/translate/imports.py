@@ -18,6 +18,8 @@ from ..spirv.module import Instruction
 from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
 from .function import FunctionTranslator
+from .hip_printf import call_hip_printf, is_hip_printf
+from .llvm_intrinsics import call_llvm_intrinsic, is_llvm_intrinsic
 from .ops_arith import resize_int
 from .ops_atomic import compare_exchange, read_modify_write
 from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
@@ -76,6 +78,10 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
     """Lowers a call to the imported function ``name``; raises SpirvError for unknown ones."""
     if is_amdgcn_builtin(name):
         return call_amdgcn(t, inst, name, args)
+    if is_llvm_intrinsic(name):
+        return call_llvm_intrinsic(t, inst, name, args)
+    if is_hip_printf(name):
+        return call_hip_printf(t, inst, name, args)
     builtin = builtin_of_function(name)
     ty = t.llvm_type(inst.result_type)
     if builtin is not None:

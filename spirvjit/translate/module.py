@@ -38,6 +38,7 @@ from .abi import TargetABI
 from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
+from .dynamic_shared import dynamic_offset, gpu_dynamic_shared, is_dynamic_shared
 from .function import FunctionTranslator
 from .signature import KernelArg, KernelSignature
 from .types import TypeTable
@@ -170,19 +171,25 @@ class ModuleTranslator:
 
     def _layout_workgroup_variables(self) -> None:
         """Static __local variables get fixed offsets in the group's local memory."""
-        offset = 0
+        offset, dynamic = 0, []
         for inst in self.module.globals:
-            if inst.opname == "OpVariable" and inst.operands[0] == StorageClass.Workgroup:
+            if is_dynamic_shared(self.module, inst):
+                dynamic.append(inst.result_id)  # extern __shared__: sized at launch
+            elif inst.opname == "OpVariable" and inst.operands[0] == StorageClass.Workgroup:
                 ty = self.types.llvm(self.types.spv(inst.result_type).element)
                 align = max(ty.get_abi_alignment(self.target_data), 16)
                 offset = (offset + align - 1) // align * align
                 self.workgroup_offsets[inst.result_id] = offset
                 offset += ty.get_abi_size(self.target_data)
         self.static_local_bytes = offset
+        for value_id in dynamic:
+            self.workgroup_offsets[value_id] = dynamic_offset(offset)
 
     def workgroup_variable(self, translator: FunctionTranslator, value_id: int) -> ir.Value:
         if self.abi.native_barriers:
             found = self._globals.get(value_id)
+            if found is None and is_dynamic_shared(self.module, self.module.defs[value_id]):
+                found = self._globals[value_id] = gpu_dynamic_shared(self.llmodule)
             if found is None:
                 inst = self.module.defs[value_id]
                 ty = self.types.llvm(self.types.spv(inst.result_type).element)

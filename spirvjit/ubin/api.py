@@ -12,8 +12,10 @@ from ..errors import BinaryFormatError
 from ..program import Program
 from ..target import Target, host_target, parse_target
 from .build import Input, build_contents
+from .names import printable
 from .reader import UnifiedBinary, read_file
 from .select import Choice, choose, spec_key, stale_reason
+from .trust import check_policy, judge
 from .writer import write_file
 
 log = logging.getLogger("spirvjit")
@@ -101,12 +103,41 @@ def choice_for(
     return choose(variants, host_target(), hashlib.sha256(spirv).hexdigest(), spec)
 
 
+_warned: set[str] = set()
+
+
+def overrule(choice: Choice, why: str) -> Choice:
+    """``choice`` with its native variant refused by the trust policy: the kernels JIT."""
+    rejected = ((choice.variant.name, f"not trusted: {why}"),) if choice.variant else ()
+    return Choice(None, "jit", f"native code not trusted: {why}", choice.rejected + rejected)
+
+
+def _warn_untrusted(binary: UnifiedBinary, why: str) -> None:
+    """One warning per file and process: its native code is not used, and what to do."""
+    topic = binary.path or "<bytes>"
+    if topic in _warned:
+        return
+    _warned.add(topic)
+    log.warning(
+        "spirvjit: %s: not running its native code (%s); its kernels JIT from the SPIR-V. "
+        "Sign it (spirvjit sign), or trust it with SPIRVJIT_NATIVE=always or "
+        "load(..., native='always') if you know where it came from",
+        printable(binary.name),
+        printable(why),
+    )
+
+
 def open_program(
     source: str | os.PathLike | bytes | UnifiedBinary,
     spec_constants: Mapping[int, object] | None = None,
     module: int | None = None,
+    native: str | None = None,
 ) -> tuple[Program, Choice]:
-    """The Program of a unified binary with the selected native objects, and the choice."""
+    """The Program of a unified binary with the selected native objects, and the choice.
+
+    ``native`` is the trust policy (``trust.judge``; None: ``SPIRVJIT_NATIVE``).
+    """
+    policy = check_policy(native)  # a bad value fails before any file is read
     if isinstance(source, UnifiedBinary):
         binary = source
     elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -117,12 +148,6 @@ def open_program(
     spirv = binary.module(index)
     spec = dict(spec_constants or {})
     choice = choice_for(binary, index, spirv, spec)
-    objects = dict(choice.variant.objects) if choice.variant is not None else {}
-    if config.debug():
-        picked = choice.variant.name if choice.variant is not None else "SPIR-V (JIT)"
-        log.info("spirvjit: %s: runs %s: %s", binary.name, picked, choice.reason)
-        for name, why in choice.rejected:
-            log.info("spirvjit: %s: passed over %s: %s", binary.name, name, why)
     digest = hashlib.sha256(spirv).hexdigest()
     gpus = {
         v.target: v.objects
@@ -131,6 +156,19 @@ def open_program(
         and v.target.kind != "cpu"
         and stale_reason(v, digest, spec_key(spec)) is None
     }
+    if choice.variant is not None or gpus:
+        trust = judge(binary, policy)
+        if not trust.allowed:
+            if policy == "trusted":  # "never" is the user's own choice: no warning
+                _warn_untrusted(binary, trust.reason)
+            choice, gpus = overrule(choice, trust.reason), {}
+    objects = dict(choice.variant.objects) if choice.variant is not None else {}
+    if config.debug():
+        picked = choice.variant.name if choice.variant is not None else "SPIR-V (JIT)"
+        where = printable(binary.name)
+        log.info("spirvjit: %s: runs %s: %s", where, printable(picked), printable(choice.reason))
+        for name, why in choice.rejected:
+            log.info("spirvjit: %s: passed over %s: %s", where, printable(name), printable(why))
     program = Program(spirv, spec, name=binary.name, native_objects=objects, other_targets=gpus)
     return program, choice
 
@@ -140,11 +178,30 @@ def load(
     spec_constants: Mapping[int, object] | None = None,
     *,
     module: int | None = None,
+    native: str | None = None,
 ) -> Program:
     """Loads a unified binary: the same Program as ``compile_opencl`` gives, with the
     native variant chosen for this machine (exact, then compatible, else the JIT).
 
+    ``native`` says whose native code may run (default: ``SPIRVJIT_NATIVE``, else
+    "trusted"): "never"; "trusted", only from a file no other user can write or swap, or
+    signed by a trusted key (bytes have no location: only a signature vouches for them);
+    "always". Untrusted native code is not loaded: the kernels JIT from the SPIR-V, with
+    one warning. See docs/threat-model.md.
+
+    Also reads ROCm's files: a clang offload bundle, or an ELF object, executable or
+    shared object with a ``.hip_fatbin`` section, runs their amdgcnspirv entry (SPIR-V
+    only: no native code, so ``native`` does not matter).
+
     Raises BinaryFormatError for a corrupted or hostile file, OSError when it cannot
-    be read, SpirvError when its module cannot be translated.
+    be read, SpirvError when its module cannot be translated, ValueError for an unknown
+    ``native``.
     """
-    return open_program(path_or_bytes, spec_constants, module)[0]
+    if not isinstance(path_or_bytes, UnifiedBinary):
+        from ..offload_bundle import read_offload_file, spirv_entry
+
+        offload = read_offload_file(path_or_bytes)
+        if offload is not None:
+            entries, name = offload
+            return Program(spirv_entry(entries, name), spec_constants, name=name)
+    return open_program(path_or_bytes, spec_constants, module, native)[0]

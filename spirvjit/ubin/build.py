@@ -1,9 +1,9 @@
 """Compiling inputs into a unified binary's contents: one linked SPIR-V module, its
 kernel table, the build record and native variants.
 
-Inputs by extension: OpenCL C (.cl), SPIR-V (.spv), SPIR-V assembly (.spvasm, through
-spirv-as), LLVM IR or bitcode (.ll/.bc, through clang-22's SPIR-V back end). Several
-inputs are linked into one module with spirv-link.
+Inputs by extension: OpenCL C (.cl), HIP (.hip, device code: frontend/hip.py), SPIR-V
+(.spv), SPIR-V assembly (.spvasm, through spirv-as), LLVM IR or bitcode (.ll/.bc, through
+clang-22's SPIR-V back end). Several inputs are linked into one module with spirv-link.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..toolchain import require_tool, run_checked, run_on_bytes
 from .format import ArgInfo, BuildRecord, Contents, KernelInfo, Variant
 from .schema import file_name_ok, source_digest
 
-EXTENSIONS = (".cl", ".spv", ".spvasm", ".ll", ".bc")
+EXTENSIONS = (".cl", ".hip", ".spv", ".spvasm", ".ll", ".bc")
 _NO_WRITE, _NO_READ_WRITE = 6, 7  # FunctionParameterAttribute values
 _FUNC_PARAM_ATTR = 38  # Decoration.FuncParamAttr
 _ASM_VERSION = re.compile(rb"^; Version: (1\.[0-6])\s*$", re.MULTILINE)
@@ -39,6 +39,7 @@ class Input:
     name: str
     data: bytes
     kind: str
+    directory: str | None = None  # where the file was: its #include "..." are found there
 
     @classmethod
     def from_path(cls, path: str | os.PathLike) -> Input:
@@ -50,7 +51,8 @@ class Input:
                 f"expected one of {', '.join(EXTENSIONS)}"
             )
         with open(path, "rb") as f:
-            return cls(os.path.basename(path), f.read(), ext[1:])
+            data = f.read()
+        return cls(os.path.basename(path), data, ext[1:], os.path.dirname(os.path.abspath(path)))
 
 
 def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
@@ -67,6 +69,15 @@ def to_spirv(item: Input, options: Sequence[str], producer: str) -> bytes:
         except UnicodeDecodeError as exc:
             raise CompileError(f"{item.name}: not UTF-8 text (byte {exc.start})") from exc
         return opencl_to_spirv(text, options, producer=producer, filename=_safe_name(item.name))
+    if item.kind == "hip":
+        from ..frontend.source_cache import hip_to_spirv  # clang once per source
+
+        try:
+            text = item.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CompileError(f"{item.name}: not UTF-8 text (byte {exc.start})") from exc
+        dirs = [item.directory] if item.directory else []
+        return hip_to_spirv(text, options, filename=_safe_name(item.name), include_dirs=dirs)
     if item.kind == "spvasm":
         tool = require_tool("spirv-as", f"assembling {item.name}")
         return _run_tool([tool, *_asm_version(item.data)], item)
@@ -122,7 +133,7 @@ def build_record(inputs: Sequence[Input], options: Sequence[str], producer: str)
     """What made the module: producer, compiler version, flags and input digests."""
     from .. import __version__
 
-    compiled = [i for i in inputs if i.kind in ("cl", "ll", "bc")]
+    compiled = [i for i in inputs if i.kind in ("cl", "hip", "ll", "bc")]
     if not compiled:
         producer, compiler, version = "spirv", None, None
     elif producer == "translator" and any(i.kind == "cl" for i in compiled):

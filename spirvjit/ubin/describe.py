@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import BinaryFormatError
 from ..target import host_target
-from .api import choice_for
+from .api import choice_for, overrule
 from .format import VERSION, Variant
+from .names import printable
 from .reader import UnifiedBinary
 from .schema import build_to_json, kernels_to_json
+from .trust import judge
 
 
 def find_variant(binary: UnifiedBinary, name: str, module: int = 0) -> Variant:
@@ -23,9 +27,11 @@ def find_variant(binary: UnifiedBinary, name: str, module: int = 0) -> Variant:
         matches = [v for v in variants if name in (v.name, v.target.arch, v.target.name)]
     if len(matches) == 1:
         return matches[0]
-    listed = ", ".join(v.name for v in variants) or "none"
+    listed = ", ".join(printable(v.name) for v in variants) or "none"
     what = "several variants match" if matches else "no native variant matches"
-    raise BinaryFormatError(f"{binary.name}: {what} {name!r}; module {module} has: {listed}")
+    raise BinaryFormatError(
+        f"{printable(binary.name)}: {what} {name!r}; module {module} has: {listed}"
+    )
 
 
 def describe(binary: UnifiedBinary) -> dict:
@@ -35,11 +41,18 @@ def describe(binary: UnifiedBinary) -> dict:
     """
     binary.verify()
     host = host_target()
+    try:
+        trust = judge(binary, full=True)
+    except ValueError as exc:  # a bad SPIRVJIT_NATIVE: show the default's decision
+        trust = judge(binary, "trusted", full=True)
+        trust = dataclasses.replace(trust, reason=f"{exc}; under 'trusted': {trust.reason}")
     modules, selections = [], []
     for index in range(binary.module_count):
         section = binary.module_section(index)
         spirv = binary.module(index)
         choice = choice_for(binary, index, spirv, {})
+        if choice.variant is not None and not trust.allowed:
+            choice = overrule(choice, trust.reason)
         modules.append({"index": index, "size": section.raw_size, "stored": section.stored_size})
         selections.append(
             {
@@ -68,9 +81,18 @@ def describe(binary: UnifiedBinary) -> dict:
                 "spirvjit_version": variant.spirvjit_version,
             }
         )
+    footer = binary.footer
     return {
         "file": binary.name,
-        "size": binary.size,
+        "size": binary.file_size,
+        "native_trust": {
+            "policy": trust.policy,
+            "trusted": trust.allowed,
+            "reason": trust.reason,
+            "location": trust.location,
+            "signature": trust.signature,
+            "signer": footer.fingerprint if footer else None,
+        },
         "format_version": VERSION,
         "modules": modules,
         "kernels": kernels_to_json(binary.kernels)["kernels"],
@@ -90,8 +112,24 @@ def _arg(arg: dict) -> str:
     return f"{text} {arg['name']}"
 
 
+def _printable_tree(value: object) -> object:
+    """``value`` with every string in it passed through ``printable``."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {k: _printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_tree(v) for v in value]
+    return value
+
+
 def render(info: dict) -> str:
-    """``describe``'s dict as the text ``spirvjit inspect`` prints."""
+    """``describe``'s dict as the text ``spirvjit inspect`` prints.
+
+    Every string, most of them read from the file, is escaped first (``printable``): a
+    file must not be able to send control sequences to the user's terminal.
+    """
+    info = _printable_tree(info)
     lines = [f"{info['file']}: unified binary v{info['format_version']}, {info['size']} bytes"]
     for m in info["modules"]:
         lines.append(f"module {m['index']}: SPIR-V {m['size']} bytes ({m['stored']} stored)")
@@ -108,6 +146,13 @@ def render(info: dict) -> str:
         if extra:
             lines.append("    " + "; ".join(extra))
     lines.append("native variants:" if info["variants"] else "native variants: none")
+    t = info["native_trust"]
+    if info["variants"]:
+        verdict = "trusted" if t["trusted"] else "NOT trusted (the kernels JIT instead)"
+        lines.append(f"  native code {verdict} under policy {t['policy']}: {t['reason']}")
+        lines.append(f"  location: {t['location']}")
+    if info["variants"] or t["signer"]:
+        lines.append(f"  signature: {t['signature'] or 'not checked'}")
     for v in info["variants"]:
         lines.append(
             f"  {v['target']}: {len(v['kernels'])} kernels, {v['size']} bytes "

@@ -13,11 +13,12 @@ import hashlib
 import json
 import mmap
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ..errors import BinaryFormatError
-from . import schema
+from . import schema, signature
 from .format import (
     BUILD,
     ENTRY,
@@ -38,6 +39,7 @@ from .format import (
     Contents,
     KernelInfo,
     Variant,
+    canonical_json,
     max_raw_size,
 )
 
@@ -88,12 +90,23 @@ class _Objects(Mapping):
 
 
 class UnifiedBinary:
-    """A parsed unified binary. ``data`` must stay unchanged while this object is used."""
+    """A parsed unified binary. ``data`` must stay unchanged while this object is used.
+
+    ``size`` is the size of the file without its signature footer, ``file_size`` with it;
+    ``footer`` the signature footer, if any (parsed, not verified: see ``trust``);
+    ``location_problem`` why the file's location does not vouch for it (set by
+    ``read_file``; a binary made from bytes has no location).
+    """
+
+    FROM_BYTES = "it was given as bytes, not read from a file"
 
     def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap, name: str = "<bytes>"):
         self.name = name
         self._data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        self.size = len(self._data)
+        self.file_size = self.size = len(self._data)
+        self.footer: signature.Footer | None = None
+        self.location_problem: str | None = self.FROM_BYTES
+        self.path: str | None = None  # the resolved path, when read from a file
         self.sections = self._read_table()
         by_kind: dict[int, list[Section]] = {}
         for section in self.sections:
@@ -146,11 +159,15 @@ class UnifiedBinary:
         if not 1 <= count <= MAX_SECTIONS:
             raise BinaryFormatError(f"section count {count} not in [1, {MAX_SECTIONS}]", 12)
         if file_size != self.size:
-            raise BinaryFormatError(
-                f"header says the file is {file_size} bytes but it is {self.size}: "
-                + ("truncated" if self.size < file_size else "extra bytes at the end"),
-                16,
-            )
+            if file_size >= HEADER.size and self.size - file_size == signature.FOOTER.size:
+                self.footer = signature.parse_footer(data, file_size)
+                self.size = file_size
+            else:
+                raise BinaryFormatError(
+                    f"header says the file is {file_size} bytes but it is {self.size}: "
+                    + ("truncated" if self.size < file_size else "extra bytes at the end"),
+                    16,
+                )
         table_end = HEADER.size + count * ENTRY.size
         if table_end > self.size:
             raise BinaryFormatError(
@@ -234,13 +251,31 @@ class UnifiedBinary:
         return _decompress(stored, section)
 
     def _metadata(self, section: Section) -> object:
+        """A JSON section's value. Strict (docs/ubin.md): ASCII, no duplicate keys, no
+        NaN or infinities, and spelled exactly as ``canonical_json`` spells it, so one
+        value has one encoding and two readers can never see different documents."""
         raw = self.payload(section.number)
         try:
-            return json.loads(raw.decode("utf-8"))
+            value = json.loads(
+                raw.decode("ascii"),
+                object_pairs_hook=_unique_keys,
+                parse_constant=_no_constant,
+            )
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             raise BinaryFormatError(
                 f"{section.where()}: not valid JSON: {exc}", section.offset
             ) from None
+        try:
+            canonical = canonical_json(value)
+        except (ValueError, RecursionError):  # nesting too deep to re-encode
+            canonical = None
+        if canonical != raw:
+            raise BinaryFormatError(
+                f"{section.where()}: JSON is not in canonical form (sorted keys, no "
+                "whitespace, ASCII with lowercase \\u escapes, shortest numbers)",
+                section.offset,
+            )
+        return value
 
     def _where(self, section: Section) -> schema.Where:
         return schema.Where(section.kind_name, section.offset)
@@ -254,7 +289,8 @@ class UnifiedBinary:
 
     def _read_variants(self, section: Section, claimed: set[int]) -> tuple[Variant, ...]:
         where = self._where(section)
-        entries = where.field(self._metadata(section), "variants", list, "top level")
+        value = where.exact(self._metadata(section), ("variants",), "top level")
+        entries = where.field(value, "variants", list, "top level")
         variants = []
         identities = set()
         for i, entry in enumerate(entries):
@@ -273,6 +309,11 @@ class UnifiedBinary:
         return tuple(variants)
 
     # --- public accessors --------------------------------------------------------------------
+
+    @property
+    def data(self):
+        """The whole file's bytes (with the signature footer, if any), unchanged."""
+        return self._data
 
     @property
     def module_count(self) -> int:
@@ -321,14 +362,78 @@ class UnifiedBinary:
         )
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``json.loads``'s object hook: a key given twice is an error, not "last one wins"."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {twice!r}")
+    return value
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _check_frame(stored: bytes, section: Section) -> None:
+    """The stored bytes must be exactly one zstd frame (docs/ubin.md): no dictionary, the
+    content size recorded and equal to the table's raw size, a content checksum (verified
+    by the decompressor when it reaches the frame's end), and nothing after it.
+
+    Walks the block headers only (a few thousand at most: blocks hold up to 128 KiB).
+    """
+    import zstandard
+
+    def bad(message: str) -> BinaryFormatError:
+        return BinaryFormatError(f"{section.where()}: {message}", section.offset)
+
+    if stored[:4] != _ZSTD_MAGIC:
+        raise bad("not a zstd frame (bad magic)")
+    try:
+        header = zstandard.frame_header_size(stored)
+        params = zstandard.get_frame_parameters(stored)
+    except zstandard.ZstdError as exc:
+        raise bad(f"bad zstd frame header: {exc}") from None
+    if params.dict_id:
+        raise bad("zstd frame needs a dictionary")
+    if not params.has_checksum:
+        raise bad("zstd frame has no content checksum (written by an older spirvjit: rebuild it)")
+    if params.content_size != section.raw_size:
+        raise bad(
+            f"zstd frame says {params.content_size} bytes decompressed, the table says "
+            f"{section.raw_size}"
+        )
+    at = header
+    while True:
+        if at + 3 > len(stored):
+            raise bad("zstd frame truncated inside its blocks")
+        word = int.from_bytes(stored[at : at + 3], "little")
+        last, kind, size = word & 1, (word >> 1) & 3, word >> 3
+        if kind == 3:
+            raise bad("zstd frame has a reserved block type")
+        at += 3 + (1 if kind == 1 else size)
+        if last:
+            break
+    at += 4  # the content checksum
+    if at != len(stored):
+        more = "truncated" if at > len(stored) else f"{len(stored) - at} bytes after the frame"
+        raise bad(f"not exactly one zstd frame: {more}")
+
+
 def _decompress(stored: memoryview, section: Section) -> bytes:
     """Decompresses at most ``raw_size`` + 1 bytes: a lying frame cannot exhaust memory."""
     import zstandard
 
+    stored = bytes(stored)
+    _check_frame(stored, section)
     wanted = section.raw_size
     chunks, total = [], 0
     try:
-        with zstandard.ZstdDecompressor().stream_reader(bytes(stored)) as reader:
+        with zstandard.ZstdDecompressor().stream_reader(stored) as reader:
             while total <= wanted:
                 chunk = reader.read(min(wanted + 1 - total, 1 << 20))
                 if not chunk:
@@ -349,9 +454,30 @@ def _decompress(stored: memoryview, section: Section) -> bytes:
 
 
 def read_file(path: str | os.PathLike) -> UnifiedBinary:
-    """Parses the unified binary at ``path`` (mapped, not read, when it is not empty)."""
+    """Parses the unified binary at ``path`` (mapped, not read, when it is not empty).
+
+    Also judges the file's location (``location_problem``): whether another user could
+    have written it or could swap it (``safe_paths``), from the status of the file
+    actually opened. Raises OSError, or BinaryFormatError when it is not a regular file.
+    """
+    from ..safe_paths import file_problem, parents_problem
+
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    return UnifiedBinary(data, os.path.basename(path))
+    # The resolved path: the directories checked are those of the file opened.
+    # O_NONBLOCK: a FIFO must not block the open; it is refused below.
+    real = os.path.realpath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(real, flags)
+    with os.fdopen(fd, "rb"):  # closes fd; the mmap keeps its own reference
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BinaryFormatError(f"{path} is not a regular file")
+        data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if st.st_size else b""
+    binary = UnifiedBinary(data, os.path.basename(path))
+    try:
+        why = file_problem(st) or parents_problem(real, st)
+    except OSError as exc:
+        why = f"its directories cannot be examined ({exc.strerror})"
+    binary.location_problem = f"{real} {why}" if why else None
+    binary.path = real
+    return binary

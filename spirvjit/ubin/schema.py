@@ -15,6 +15,37 @@ from ..target import Target
 from .format import ArgInfo, BuildRecord, KernelInfo
 
 ARG_KINDS = ("global", "constant", "local", "value", "struct")
+# The fields of each object of version 1, exactly (readers refuse any other).
+KERNEL_FIELDS = (
+    "name",
+    "module",
+    "args",
+    "required_work_group_size",
+    "work_group_size_hint",
+    "execution_modes",
+    "static_local_bytes",
+)
+ARG_FIELDS = ("name", "kind", "type", "access", "size", "align")
+BUILD_FIELDS = (
+    "producer",
+    "compiler",
+    "compiler_version",
+    "flags",
+    "inputs",
+    "source_digest",
+    "spirvjit_version",
+)
+VARIANT_FIELDS = (
+    "target",
+    "module",
+    "spirv_sha256",
+    "spec_constants",
+    "compiler_digest",
+    "llvm_version",
+    "spirvjit_version",
+    "objects",
+)
+TARGET_FIELDS = ("kind", "triple", "cpu", "features")
 ACCESS = ("read_only", "none")
 _TYPE = re.compile(r"(int|float|bool)(8|16|32|64)(x(2|3|4|8|16))?")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -46,6 +77,16 @@ class Where:
         if not isinstance(value, wanted):
             raise self.error(path, f"{key!r} must be {_names(wanted)}, got {type(value).__name__}")
         return value
+
+    def exact(self, obj: object, keys: tuple[str, ...], path: str) -> dict:
+        """``obj``, which must be an object with no field outside ``keys`` (a field this
+        version does not define would be silently ignored otherwise; docs/ubin.md)."""
+        if not isinstance(obj, dict):
+            raise self.error(path, f"expected an object, got {type(obj).__name__}")
+        unknown = sorted(set(obj) - set(keys))
+        if unknown:
+            raise self.error(path, f"unknown field {unknown[0]!r} (version 1 defines {keys})")
+        return obj
 
     def count(self, obj: object, key: str, path: str, low: int = 0, high: int = MAX_DIM) -> int:
         value = self.field(obj, key, int, path)
@@ -120,7 +161,9 @@ def kernels_to_json(kernels: tuple[KernelInfo, ...]) -> dict:
 def kernels_from_json(value: object, where: Where, modules: int) -> tuple[KernelInfo, ...]:
     kernels = []
     seen: set[tuple[int, str]] = set()
+    where.exact(value, ("kernels",), "top level")
     for i, k in enumerate(where.field(value, "kernels", list, "top level")):
+        where.exact(k, KERNEL_FIELDS, f"kernel {i}")
         name = where.field(k, "name", str, f"kernel {i}")
         path = f"kernel {i} {name!r}"
         module = where.count(k, "module", path, 0, modules - 1)
@@ -130,6 +173,7 @@ def kernels_from_json(value: object, where: Where, modules: int) -> tuple[Kernel
         args = []
         for j, a in enumerate(where.field(k, "args", list, path)):
             apath = f"{path}, argument {j}"
+            where.exact(a, ARG_FIELDS, apath)
             kind = where.field(a, "kind", str, apath)
             if kind not in ARG_KINDS:
                 raise where.error(apath, f"unknown kind {kind!r}; expected one of {ARG_KINDS}")
@@ -182,9 +226,11 @@ def build_to_json(build: BuildRecord) -> dict:
 
 
 def build_from_json(value: object, where: Where) -> BuildRecord:
+    where.exact(value, BUILD_FIELDS, "top level")
     inputs = []
     for i, item in enumerate(where.field(value, "inputs", list, "top level")):
         path = f"input {i}"
+        where.exact(item, ("name", "sha256"), path)
         inputs.append((where.field(item, "name", str, path), where.digest(item, "sha256", path)))
     top = "top level"
     optional = (str, type(None))
@@ -228,8 +274,10 @@ def variant_to_json(variant, objects: dict[str, int]) -> dict:
 def variant_from_json(value: object, where: Where, i: int, modules: int) -> tuple[dict, dict]:
     """The validated fields of variant ``i`` (for ``Variant``) and its kernel → section map."""
     path = f"variant {i}"
+    where.exact(value, VARIANT_FIELDS, path)
     t = where.field(value, "target", dict, path)
     tpath = f"{path}, target"
+    where.exact(t, TARGET_FIELDS, tpath)
     target = Target(
         kind=where.field(t, "kind", str, tpath),
         triple=where.field(t, "triple", str, tpath),
@@ -268,8 +316,10 @@ def variant_from_json(value: object, where: Where, i: int, modules: int) -> tupl
 def sources_from_json(value: object, where: Where) -> dict[str, int]:
     """The embedded sources' names → section numbers."""
     found: dict[str, int] = {}
+    where.exact(value, ("sources",), "top level")
     for i, item in enumerate(where.field(value, "sources", list, "top level")):
         path = f"source {i}"
+        where.exact(item, ("name", "section"), path)
         name = where.field(item, "name", str, path)
         if not file_name_ok(name):
             raise where.error(path, f"unsafe file name {name!r}")

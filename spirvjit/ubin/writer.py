@@ -42,9 +42,10 @@ class _Sections:
         stored = raw
         compression = RAW
         if compress:
-            # No content size or checksum flags beyond the defaults, and one thread:
-            # zstd's output then depends only on the input and the level.
-            stored = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(raw)
+            # One thread, the content size (zstd's default) and a content checksum, which
+            # the reader requires: the output depends only on the input and the level.
+            compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+            stored = compressor.compress(raw)
             compression = ZSTD
         if len(raw) > max_raw_size(kind, len(stored), compression):
             raise BinaryFormatError(f"section {len(self.items)} is too large ({len(raw)} bytes)")

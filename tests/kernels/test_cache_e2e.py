@@ -272,3 +272,32 @@ def test_cache_command_errors(cache_dir, tmp_path):
     verify = cli("verify")
     assert verify.returncode == 1 and "k.0.sjc" in verify.stdout and "1 bad" in verify.stdout
     assert cli("verify", "--remove").returncode == 1 and not bad.exists()
+
+
+def test_forged_entry_with_a_right_digest_is_dropped_and_recompiled(cache_dir, spv_dir):
+    """An entry whose digest and key are right but whose code is another kernel's (made
+    by a tool or a person that rewrote it): before, every later process failed to load
+    it, and `cache verify` called it fine."""
+    from spirvjit.cache import format as cache_format
+
+    assert_all(check_here(spv_dir), "compile")
+    scale = spirvjit.load_spirv(spv_dir / "scale.spv")
+    iota = spirvjit.load_spirv(spv_dir / "iota.spv")
+    disk = DiskCache(cache_dir, 1 << 30)
+    path = disk.path_for(scale.kernel_key("scale"))
+    iota_code = iota.object_code("iota")[0]
+    path.write_bytes(cache_format.encode(scale.kernel_key("scale"), iota_code, "forged"))
+    verify = cli("verify")
+    assert verify.returncode == 1 and "would not load" in verify.stdout + verify.stderr
+    assert path.name in verify.stdout + verify.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK, str(spv_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr  # right results, scale compiled again
+    assert json.loads(done.stdout) == {"axpy": "disk", "iota": "disk", "scale": "compile"}
+    assert done.stderr.count("did not load") == 1, done.stderr
+    assert cli("verify").returncode == 0  # the entry was replaced by a good one
+    assert_all(check_in_subprocess(spv_dir), "disk")

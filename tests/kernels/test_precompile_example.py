@@ -166,4 +166,9 @@ def test_hook_builds_hip_sources(tmp_path):
 
     kernel_set = setuptools_hook.KernelSet("pkg", "hip", ("tests/data/hip/builtins.hip",))
     setuptools_hook.build_kernel_set(kernel_set, ROOT, tmp_path / "hip.ubin")
-    assert {k.name for k in read_file(tmp_path / "hip.ubin").kernels} == {"red", "sizes", "vadd"}
+    assert {k.name for k in read_file(tmp_path / "hip.ubin").kernels} == {
+        "red",
+        "sizes",
+        "swizzle",
+        "vadd",
+    }

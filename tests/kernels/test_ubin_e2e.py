@@ -230,3 +230,152 @@ def test_gpu_variants_build_show_and_serve_gpus(tmp_path):
         assert gpu.object_code("saxpy")[1] == "native"
     bad = cli("build", saxpy_cl, "-o", str(out), "--target", "gfx9999")
     assert bad.returncode == 2 and "not a processor LLVM knows" in bad.stderr
+
+
+# -- whose native code runs (issue 13, item 2) -------------------------------------------------
+
+
+def _warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+
+
+@pytest.fixture
+def shared_dir(tmp_path, monkeypatch) -> Path:
+    """A directory every user may write (no sticky bit): anyone could swap a file in it.
+
+    The disk cache is off: these tests count warnings, and a cache directory this
+    machine refuses would add one.
+    """
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    return shared
+
+
+def test_native_code_from_a_writable_place_is_not_run(app, shared_dir, caplog):
+    """Before, any file's native code ran at the first launch, wherever it came from."""
+    path = shared_dir / "app.ubin"
+    path.write_bytes(app.read_bytes())
+    with caplog.at_level("WARNING", logger="spirvjit"):
+        program = spirvjit.load(path)
+        saxpy(program)
+        saxpy(spirvjit.load(path))  # a second load of the same file: no second warning
+    assert program.origins["saxpy"] != "native"
+    warnings = _warnings(caplog)
+    assert len(warnings) == 1, warnings
+    assert "not running its native code" in warnings[0] and str(shared_dir) in warnings[0]
+    proc = cli("inspect", str(path))
+    assert "NOT trusted" in proc.stdout and "writable by group or others" in proc.stdout
+    assert "runs module 0: JIT from SPIR-V" in proc.stdout
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="spirvjit"):
+        always = spirvjit.load(path, native="always")
+        saxpy(always)
+        never = spirvjit.load(app, native="never")
+        saxpy(never)
+    assert always.origins["saxpy"] == "native" and never.origins["saxpy"] != "native"
+    assert _warnings(caplog) == []
+    env_run = cli("run", str(path), "saxpy", "--global", "64", env={"SPIRVJIT_NATIVE": "always"})
+    assert env_run.returncode == 0 and "(native)" in env_run.stdout
+
+
+def test_signed_by_a_trusted_key_runs_from_a_writable_place(app, shared_dir, tmp_path):
+    pytest.importorskip("cryptography")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    (tmp_path / "key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    (tmp_path / "key.pub").write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+        )
+    )
+    path = shared_dir / "app.ubin"
+    path.write_bytes(app.read_bytes())
+    assert cli("sign", str(path), "--key", str(tmp_path / "key")).returncode == 0
+    env = {"SPIRVJIT_TRUSTED_KEYS": str(tmp_path / "key.pub")}
+    proc = cli("run", str(path), "saxpy", "--global", "64", env=env)
+    assert proc.returncode == 0 and "(native)" in proc.stdout, proc.stdout + proc.stderr
+    assert cli("verify", str(path), env=env).returncode == 0
+    assert "(native)" not in cli("run", str(path), "saxpy", "--global", "64").stdout
+
+
+def _forged(app: Path, tmp_path: Path, change) -> Path:
+    """``app`` with saxpy's object replaced by ``change(objects)`` (digests recomputed,
+    as an attacker or a broken tool would)."""
+    import dataclasses
+
+    from spirvjit.ubin.writer import write_file
+
+    contents = read_file(app).contents()
+    variant = contents.variants[0]
+    objects = dict(variant.objects)
+    objects["saxpy"] = change(objects)
+    forged = dataclasses.replace(variant, objects=objects)
+    path = tmp_path / "forged.ubin"
+    write_file(dataclasses.replace(contents, variants=(forged,)), path)
+    return path
+
+
+def _runner(obj: bytes) -> str:
+    from spirvjit.backends.cpu.objcheck import read_symbols
+
+    (symbol,) = read_symbols(obj).defined
+    return symbol
+
+
+def _object(ir_text: str) -> bytes:
+    import llvmlite.binding as llvm
+
+    from spirvjit.backends.cpu import codegen
+
+    module = llvm.parse_assembly(ir_text)
+    return codegen.emit_object(module, host_target())
+
+
+@pytest.mark.parametrize(
+    "make, why",
+    [
+        (lambda objects: objects["stencil"], "defines 0 symbols"),  # another kernel's code
+        (
+            lambda objects: _object(
+                f'define void @"{_runner(objects["saxpy"])}"(ptr %0) {{ ret void }}\n'
+                "define void @malloc() { ret void }\n"
+            ),
+            "also defines 'malloc'",
+        ),
+        (
+            lambda objects: _object(
+                "declare void @spirvjit_no_such_function()\n"
+                f'define void @"{_runner(objects["saxpy"])}"(ptr %0) {{\n'
+                "  call void @spirvjit_no_such_function()\n  ret void\n}\n"
+            ),
+            "does not link",
+        ),
+        (lambda objects: b"\x7fELF" + bytes(200), "unreadable object file"),
+    ],
+)
+def test_native_object_that_is_not_the_kernel_is_refused_and_jitted(
+    app, tmp_path, caplog, monkeypatch, make, why
+):
+    """Before: a wrong object ran (another kernel's code) or the launch failed for good."""
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")  # warnings are counted: see shared_dir
+    path = _forged(app, tmp_path, make)
+    with caplog.at_level("WARNING", logger="spirvjit"):
+        program = spirvjit.load(path)
+        saxpy(program)  # right results, from the JIT
+        saxpy(program)
+    assert program.origins["saxpy"] != "native"
+    warnings = _warnings(caplog)
+    assert len(warnings) == 1 and "refused" in warnings[0] and why in warnings[0], warnings
+    other = program.kernel("vec4_math")
+    other.compile()
+    assert program.origins["vec4_math"] == "native"  # the other kernels' code is fine

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -180,6 +181,50 @@ def test_group_or_world_writable_directory_is_refused(tmp_path, mode):
         disk_cache(root)
 
 
+def test_world_writable_tag_directory_is_refused_like_the_cache(tmp_path):
+    """Before: only checked when storing, with another message; a lookup read from it."""
+    disk = disk_cache(tmp_path / "c")
+    path = disk.store(KEY, b"code", "t")
+    path.parent.chmod(0o777)
+    with pytest.raises(CacheUnavailable, match=rf"refusing the cache directory {path.parent}"):
+        disk_cache(tmp_path / "c")
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+def test_cache_inside_a_directory_others_can_write(tmp_path, sticky):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777 if sticky else 0o777)
+    if sticky:  # /tmp-like: our own directory in it is safe
+        assert disk_cache(shared / "c").load(KEY).obj is None
+        return
+    with pytest.raises(CacheUnavailable, match=f"refusing the cache directory .*{shared}"):
+        disk_cache(shared / "c")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
+def test_cache_inside_someone_elses_writable_directory(tmp_path):
+    shared = tmp_path / "theirs"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    os.chown(shared, 65534, 65534)  # sticky, but its owner can still swap our directory
+    with pytest.raises(CacheUnavailable, match="owned by uid 65534"):
+        disk_cache(shared / "c")
+
+
+def test_refused_tag_directory_warns_like_the_cache_directory(facade, caplog):
+    cache.store(KEY, b"code")
+    tag = DiskCache(facade, 1 << 30).path_for(KEY).parent
+    tag.chmod(0o777)
+    cache.reset()
+    with caplog.at_level(logging.WARNING, logger="spirvjit"):
+        assert cache.lookup(KEY) is None
+        cache.store(KEY, b"code")
+        assert cache.lookup(KEY).origin == "memory"
+    assert len(caplog.records) == 1
+    assert "refusing the cache directory" in caplog.records[0].getMessage()
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="chown to another user needs root")
 def test_foreign_directory_and_entry_are_refused(tmp_path):
     root = tmp_path / "c"
@@ -201,6 +246,31 @@ def test_writable_or_linked_entry_is_refused(tmp_path):
     path.rename(tmp_path / "elsewhere")
     path.symlink_to(tmp_path / "elsewhere")
     assert "symbolic link" in disk.load(KEY).problem
+
+
+def test_fifo_at_an_entry_path_is_refused_without_waiting(tmp_path):
+    """A FIFO planted at an entry's path: opening it for reading used to wait for a
+    writer forever (the first launch hung)."""
+    disk = disk_cache(tmp_path)
+    path = disk.path_for(KEY)
+    path.parent.mkdir(parents=True, mode=0o700)
+    event = disk.events_dir / "saxpy.json"  # records are read the same way
+    for fifo in (path, event):
+        os.mkfifo(fifo, 0o600)
+    found = []
+
+    def read() -> None:
+        found.append(disk.load(KEY))
+        found.append(cache_records.read_event(disk.events_dir, "saxpy"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock the stuck open() before failing
+        os.close(os.open(event if found else path, os.O_WRONLY))
+        pytest.fail("opening a FIFO in the cache blocked")
+    assert found[0].obj is None and "not a regular file" in found[0].problem
+    assert found[1] is None
 
 
 # -- eviction --------------------------------------------------------------------------------
@@ -252,15 +322,48 @@ def test_automatic_eviction_is_rate_limited(tmp_path):
     assert disk.load(KEY).obj == b"code"
 
 
+def kernel_object(key: KernelKey, symbol: str | None = None) -> bytes:
+    """A host object defining the runner symbol ``key``'s program would look for."""
+    import llvmlite.binding as llvm
+
+    from spirvjit.backends.cpu import codegen
+    from spirvjit.backends.cpu.objcheck import runner_prefix
+    from spirvjit.target import host_target
+
+    symbol = symbol or runner_prefix(key.spirv_digest, key.spec_constants) + ".k0.run"
+    module = llvm.parse_assembly(f'define void @"{symbol}"(ptr %0) {{ ret void }}')
+    return codegen.emit_object(module, host_target())
+
+
 def test_verify_and_clear(tmp_path):
     disk = disk_cache(tmp_path)
-    good = disk.store(KEY, b"good", "t")
+    good = disk.store(KEY, kernel_object(KEY), "t")
     bad = disk.store(make_key(entry_point="bad"), b"bad code", "t")
     bad.write_bytes(bad.read_bytes()[:-3])
     checked, problems = disk.verify()
     assert checked == 2 and [p for p, _ in problems] == [bad]
     assert disk.verify(remove=True)[1] and not bad.exists() and good.exists()
     assert disk.clear() == 1 and disk.entries() == []
+
+
+@pytest.mark.parametrize(
+    "payload, why",
+    [
+        (lambda: b"\x7fELF not really", "unreadable object file"),
+        (lambda: kernel_object(make_key(spirv_digest="ef" * 32)), "defines 0 symbols"),
+        (lambda: kernel_object(KEY) + b"", None),
+    ],
+)
+def test_verify_loads_what_it_checks(tmp_path, payload, why):
+    """A forged entry (right digest, code of another program or none) passed verify."""
+    disk = disk_cache(tmp_path)
+    path = disk.store(KEY, payload(), "t")
+    checked, problems = disk.verify()
+    if why is None:
+        assert (checked, problems) == (1, [])
+    else:
+        assert [p for p, _ in problems] == [path]
+        assert "would not load" in problems[0][1] and why in problems[0][1]
 
 
 # -- the facade: memory layer, warnings, degradation -----------------------------------------

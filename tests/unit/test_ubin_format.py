@@ -98,14 +98,55 @@ def test_corrupted_payload_is_caught_by_its_checksum():
 
 def test_declared_sizes_are_capped_before_decompressing():
     rows = S.sections(write_bytes(S.contents()))
-    bomb = zstandard.ZstdCompressor(level=19).compress(bytes(1 << 24))  # 16 MiB of zeros
+    zeros = bytes(1 << 24)  # 16 MiB
+    bomb = zstandard.ZstdCompressor(level=19, write_checksum=True).compress(zeros)
     spirv = next(r for r in rows if r[0] == fmt.SPIRV)
     spirv[2], spirv[3] = 1 << 24, bomb
     with pytest.raises(BinaryFormatError, match="over the limit"):
         UnifiedBinary(S.assemble(rows))
-    spirv[2] = len(bomb) * 10  # under the cap, but the frame holds more: read stops early
-    with pytest.raises(BinaryFormatError, match="decompresses to more than"):
+    spirv[2] = len(bomb) * 10  # under the cap, but the frame holds more
+    with pytest.raises(BinaryFormatError, match="zstd frame says 16777216 bytes"):
         UnifiedBinary(S.assemble(rows)).module(0)
+    # A frame whose header lies about its content size too: reading stops early.
+    spirv[3] = _with_content_size(bomb, spirv[2])
+    with pytest.raises(BinaryFormatError, match="bad zstd data|decompresses to more than"):
+        UnifiedBinary(S.assemble(rows)).module(0)
+
+
+def _with_content_size(frame: bytes, size: int) -> bytes:
+    """``frame`` with its 4-byte Frame_Content_Size field (RFC 8878 3.1.1.1) set to ``size``."""
+    descriptor = frame[4]
+    assert descriptor >> 6 == 2 and not descriptor & 3  # 4-byte size, no dictionary id
+    at = 5 + (0 if descriptor & 0x20 else 1)  # after the window descriptor, if any
+    return frame[:at] + size.to_bytes(4, "little") + frame[at + 4 :]
+
+
+def _spirv_frame(change) -> bytes:
+    rows = S.sections(write_bytes(S.contents()))
+    spirv = next(r for r in rows if r[0] == fmt.SPIRV)
+    spirv[3] = change(spirv[3])
+    return S.assemble(rows)
+
+
+def test_zstd_frames_carry_a_checksum_that_is_verified():
+    """Writers set zstd's content checksum and readers require and verify it (issue 13)."""
+    binary = UnifiedBinary(write_bytes(S.contents()))
+    stored = binary._data[binary.module_section(0).offset :][: binary.module_section(0).stored_size]
+    assert zstandard.get_frame_parameters(bytes(stored)).has_checksum
+    # The section SHA-256 is recomputed (as an attacker or a buggy tool would): only the
+    # frame's own checksum can tell that the content changed.
+    flipped = _spirv_frame(lambda frame: frame[:-1] + bytes([frame[-1] ^ 1]))
+    with pytest.raises(BinaryFormatError, match="bad zstd data: .*checksum"):
+        UnifiedBinary(flipped).module(0)
+    plain = zstandard.ZstdCompressor(level=19).compress(S.SPIRV)
+    with pytest.raises(BinaryFormatError, match="no content checksum"):
+        UnifiedBinary(_spirv_frame(lambda frame: plain)).module(0)
+    with pytest.raises(BinaryFormatError, match="not exactly one zstd frame: 4 bytes after"):
+        UnifiedBinary(_spirv_frame(lambda frame: frame + b"\0\0\0\0")).module(0)
+    with pytest.raises(BinaryFormatError, match="not exactly one zstd frame: truncated"):
+        UnifiedBinary(_spirv_frame(lambda frame: frame[:-2])).module(0)
+    with pytest.raises(BinaryFormatError, match="not a zstd frame"):
+        UnifiedBinary(_spirv_frame(lambda frame: b"\0" + frame[1:])).module(0)
 
 
 def test_metadata_is_validated_with_a_path():

@@ -100,7 +100,11 @@ def test_hostile_table_fields(data):
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),
@@ -127,7 +131,9 @@ def test_hostile_metadata(data):
         path_value = path_value[key]
     else:
         value = data.draw(JSON)
-    row[3] = json.dumps(value).encode()
+    # Canonical, so the mutation reaches the schema checks (a reader refuses any other
+    # spelling first); non-canonical spellings are covered by test_ubin_hostile.py.
+    row[3] = fmt.canonical_json(value)
     row[2] = len(row[3])
     check(S.assemble(rows))
 
@@ -144,6 +150,194 @@ def test_zip_bombs(declared, actual, kind):
 
     rows = [list(r) for r in ROWS]
     row = next(r for r in rows if r[0] == kind)
-    row[3] = zstandard.ZstdCompressor(level=1).compress(bytes(actual))
+    row[3] = zstandard.ZstdCompressor(level=1, write_checksum=True).compress(bytes(actual))
     row[2] = declared
     check(S.assemble(rows))
+
+
+# -- a seeded mutation campaign: the whole read path, signatures and `inspect` included -------
+
+_KEY = bytes(range(32))  # a fixed Ed25519 key: the signed seed is the same in every run
+
+
+def _signed_seed() -> bytes | None:
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        return None
+    from spirvjit.ubin import signature
+
+    pem = ed25519.Ed25519PrivateKey.from_private_bytes(_KEY).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return signature.sign_bytes(SEED, pem)
+
+
+_INTERESTING = [0, 1, 2, 7, 8, 55, 56, 64, 120, 255, 2**16, 2**31 - 1, 2**32 - 1, 2**63, 2**64 - 1]
+
+
+def _random_json(rng) -> object:
+    pick = rng.randrange(8)
+    if pick == 0:
+        return None
+    if pick == 1:
+        return rng.choice([True, False])
+    if pick == 2:
+        return rng.choice(_INTERESTING + [-1, -(2**63)])
+    if pick == 3:
+        return rng.choice([0.5, -0.0, 1e308, 4.0])
+    if pick == 4:
+        return rng.choice(["", "k1", "../x", "\x1b[2J", "x86-64", "a" * 300, "\u202e"])
+    if pick == 5:
+        return [_random_json(rng) for _ in range(rng.randrange(3))]
+    return {rng.choice(["name", "module", "x", "kind"]): _random_json(rng) for _ in range(2)}
+
+
+def _mutate_json(rng, value: object) -> object:
+    """One random change somewhere in a JSON value."""
+    node, parent, key = value, None, None
+    while isinstance(node, (dict, list)) and node and rng.random() < 0.75:
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        parent, key = node, rng.choice(keys)
+        node = node[key]
+    if parent is None:
+        return _random_json(rng)
+    action = rng.randrange(4)
+    if action == 0 and isinstance(parent, dict):
+        del parent[key]
+    elif action == 1 and isinstance(parent, dict):
+        parent[rng.choice(["extra", "name", "zz", key + "_"])] = _random_json(rng)
+    elif action == 2 and isinstance(parent, list):
+        parent.append(parent[key])
+    else:
+        parent[key] = _random_json(rng)
+    return value
+
+
+def mutate(rng, seed: bytes) -> bytes:
+    """One mutant of ``seed`` (bytes, table fields, JSON, sections, zstd, footer)."""
+    import zstandard
+
+    data = bytearray(seed)
+    how = rng.randrange(8)
+    if how == 0:  # bit flips anywhere
+        for _ in range(rng.randrange(1, 9)):
+            bit = rng.randrange(len(data) * 8)
+            data[bit // 8] ^= 1 << (bit % 8)
+        return bytes(data)
+    if how == 1:  # a header or table field set to an interesting value, checksum fixed
+        count = fmt.HEADER.unpack_from(seed, 0)[2]
+        end = fmt.HEADER.size + fmt.ENTRY.size * count
+        at = rng.randrange(8, end - 4) & ~3
+        size = rng.choice([4, 8])
+        data[at : at + size] = (rng.choice(_INTERESTING) % 2 ** (8 * size)).to_bytes(size, "little")
+        if rng.random() < 0.7:
+            data[24:56] = hashlib.sha256(bytes(data[56:end])).digest()
+        return bytes(data)
+    if how == 2:  # truncated, or bytes appended
+        if rng.random() < 0.5:
+            return bytes(data[: rng.randrange(len(data))])
+        return bytes(data) + rng.randbytes(rng.choice([1, 8, 119, 120, 121, 300]))
+    signed = len(seed) - fmt.HEADER.unpack_from(seed, 0)[3]
+    body, footer = seed[: len(seed) - signed], seed[len(seed) - signed :]
+    rows = S.sections(body)
+    if how == 3:  # one JSON section changed, written canonically or not
+        row = rng.choice([r for r in rows if r[0] in fmt.METADATA_KINDS])
+        value = _mutate_json(rng, json.loads(row[3]))
+        row[3] = (
+            fmt.canonical_json(value)
+            if rng.random() < 0.8
+            else json.dumps(value, indent=rng.choice([None, 1])).encode()
+        )
+        row[2] = len(row[3])
+    elif how == 4:  # sections dropped, duplicated, swapped or retyped
+        i, j = rng.randrange(len(rows)), rng.randrange(len(rows))
+        action = rng.randrange(4)
+        if action == 0:
+            del rows[i]
+        elif action == 1:
+            rows.insert(j, list(rows[i]))
+        elif action == 2:
+            rows[i], rows[j] = rows[j], rows[i]
+        else:
+            rows[i][0] = rng.choice(list(fmt.KIND_NAMES) + [0, 8, 2**32 - 1])
+    elif how == 5:  # a blob's zstd frame: other content, sizes, checksum or frame count
+        row = rng.choice([r for r in rows if r[1] == fmt.ZSTD])
+        raw = rng.randbytes(rng.randrange(64)) * rng.choice([1, 100, 10000])
+        frame = zstandard.ZstdCompressor(
+            level=1, write_checksum=rng.random() < 0.8, write_content_size=rng.random() < 0.9
+        ).compress(raw)
+        if rng.random() < 0.3:
+            frame += frame if rng.random() < 0.5 else rng.randbytes(4)
+        row[3] = frame
+        row[2] = rng.choice([len(raw), len(raw) + 1, max(len(raw) - 1, 0), rng.randrange(1 << 20)])
+    elif how == 6 and footer:  # the signature footer
+        blob = bytearray(footer)
+        at = rng.randrange(len(blob))
+        blob[at] ^= 1 << rng.randrange(8)
+        return bytes(S.assemble(rows)) + bytes(blob)
+    else:  # a section's stored bytes changed, digests recomputed (signature now stale)
+        row = rng.choice(rows)
+        stored = bytearray(row[3])
+        if stored:
+            stored[rng.randrange(len(stored))] ^= 0xFF
+        row[3] = bytes(stored)
+    return S.assemble(rows) + footer
+
+
+def read_all(data: bytes) -> None:
+    """Everything a user can do to a file without running its native code."""
+    from spirvjit.ubin.describe import describe, render
+    from spirvjit.ubin.trust import judge
+
+    binary = UnifiedBinary(data)
+    binary.verify()
+    binary.contents()
+    judge(binary, "trusted")
+    render(describe(binary))
+
+
+def campaign(seed: int, count: int, hang_s: float = 2.0) -> dict:
+    """``count`` mutants of the seeds from ``random.Random(seed)``; the outcome counts."""
+    import collections
+    import random
+    import traceback
+
+    rng = random.Random(seed)
+    seeds = [SEED] + [s for s in [_signed_seed()] if s]
+    escapes: collections.Counter = collections.Counter()
+    rejected = hangs = 0
+    slowest = 0.0
+    for _ in range(count):
+        data = mutate(rng, rng.choice(seeds))
+        start = time.perf_counter()
+        try:
+            read_all(data)
+        except BinaryFormatError:
+            rejected += 1
+        except Exception as exc:  # an escape: record where it came from
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            escapes[f"{type(exc).__name__} at {frame.filename}:{frame.lineno}"] += 1
+        took = time.perf_counter() - start
+        slowest = max(slowest, took)
+        hangs += took > hang_s
+    return {
+        "inputs": count,
+        "rejected": rejected,
+        "escapes": dict(escapes),
+        "hangs": hangs,
+        "slowest_s": round(slowest, 3),
+    }
+
+
+def test_mutation_campaign_sample():
+    """A fixed-seed sample in CI; `python tests/unit/test_ubin_fuzz.py N SEED` runs more."""
+    result = campaign(seed=13, count=400)
+    assert result["escapes"] == {} and result["hangs"] == 0, result
+
+
+if __name__ == "__main__":  # the long run: a crash shows as this process's exit status
+    import sys
+
+    print(json.dumps(campaign(int(sys.argv[2]) if len(sys.argv) > 2 else 1, int(sys.argv[1]))))

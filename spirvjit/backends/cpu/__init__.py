@@ -21,6 +21,7 @@ from ..base import Backend
 from . import abi as cpu_abi
 from . import codegen
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
+from .objcheck import NativeCodeRefused
 
 # The translation option that makes a checked translation (Program.translation(checked)).
 CHECK_OPTION = "spirvjit:check"
@@ -97,15 +98,19 @@ class CpuBackend(Backend):
         specialization = CHECK_SPECIALIZATION if check else ()
         obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
-        code = times.run(
-            "load",
-            codegen.load_kernel,
-            program.target,
-            f"{symbol}.lib",
-            obj,
-            symbol,
-            self._data_library(program),
-        )
+        data = self._data_library(program)
+        while True:  # at most: native, then cached, then compiled code
+            try:
+                code = times.run(
+                    "load", codegen.load_kernel, program.target, f"{symbol}.lib", obj, symbol, data
+                )
+                break
+            except NativeCodeRefused as exc:
+                if origin == "compile":  # our own code did not load: a spirvjit bug
+                    raise
+                obj, origin = program.refuse_object_code(
+                    kernel, origin, str(exc), times, specialization
+                )
         if check:
             from .checked import CheckedCpuKernel
 
@@ -132,6 +137,13 @@ class CpuBackend(Backend):
                     [g.name for g in translation.mutable_globals],
                 )
             return found[1]
+
+    def data_address(self, program, symbol: str) -> int:
+        """The address of ``program``'s writable program-scope variable ``symbol`` in this
+        process (its data library is linked if it was not yet): device_globals.py."""
+        self._data_library(program)
+        with self._lock:
+            return self._data[program][0][symbol]
 
     def allocate(self, device: Device, nbytes: int) -> int:
         buffer = np.zeros(max(1, nbytes) + 64, np.uint8)

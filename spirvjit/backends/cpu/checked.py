@@ -37,9 +37,17 @@ class CheckedCpuKernel(CpuKernel):
         self._packer = ArgumentPacker(signature, allow_null=True)
         self._module = program.module
 
-    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+    def launch(
+        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+    ) -> None:
         plan = self._plan(global_size, local_size, global_offset)
         slots, keep, local_bytes = self._packer.pack(args, (LOCAL_MEMORY_BYTES, "host CPU"))
+        if dynamic_shared:  # HIP's extern __shared__ (see CpuKernel.launch)
+            from ...hip_launch import cpu_local_bytes
+
+            local_bytes = cpu_local_bytes(
+                self.signature, local_bytes, dynamic_shared, LOCAL_MEMORY_BYTES
+            )
         sig = self.signature
         table = np.zeros(checks.CHECK_ARGS + 2 * len(sig.args), np.int64)
         items: list[int] = [1] * len(sig.args)  # element size per argument, for reports

@@ -19,6 +19,7 @@ from llvmlite import ir
 
 from ...target import Target
 from ...translate.mathlib import vector_declarations
+from . import objcheck
 
 
 @functools.cache
@@ -123,10 +124,22 @@ def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> tupl
 def load_kernel(
     target: Target, name: str, obj: bytes, symbol: str, data_library: str | None
 ) -> LoadedCode:
-    """Links one kernel's object as JIT library ``name`` and returns its runner's address."""
+    """Links one kernel's object as JIT library ``name`` and returns its runner's address.
+
+    Raises NativeCodeRefused when the object is not the kernel (``objcheck``: it must
+    define ``symbol`` and nothing else) or LLVM cannot link it.
+    """
+    why = objcheck.problem(obj, symbol, target.triple)
+    if why is not None:
+        raise objcheck.NativeCodeRefused(f"object code of {symbol} refused: {why}")
     with _jit_lock:
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
         if data_library:
             builder.add_jit_library(data_library)
-        tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        try:
+            tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        except RuntimeError as exc:
+            raise objcheck.NativeCodeRefused(
+                f"object code of {symbol} does not link: {exc}"
+            ) from None
         return LoadedCode(tracker, tracker[symbol])

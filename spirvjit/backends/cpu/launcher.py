@@ -197,7 +197,10 @@ class CpuKernel:
         self._packer = ArgumentPacker(signature)
         self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
 
-    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+    def launch(
+        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+    ) -> None:
+        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``)."""
         key = (global_size, local_size, global_offset)
         try:
             plan = self._plans[key]
@@ -207,6 +210,12 @@ class CpuKernel:
                 with contextlib.suppress(TypeError):
                     self._plans[key] = plan
         slots, keep, local_bytes = self._packer.pack(args, (LOCAL_MEMORY_BYTES, "host CPU"))
+        if dynamic_shared:
+            from ...hip_launch import cpu_local_bytes
+
+            local_bytes = cpu_local_bytes(
+                self.signature, local_bytes, dynamic_shared, LOCAL_MEMORY_BYTES
+            )
         record = LaunchRecord.from_buffer_copy(plan.record)
         # Kernels with barriers keep each work-item's frame after the group's local memory.
         record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN

@@ -131,7 +131,8 @@ def math_calls(module: ir.Module) -> list[ir.Function]:
     """The C math functions ``module`` declares (calls without a definition)."""
     found = []
     for fn in module.functions:
-        if fn.blocks or fn.name.startswith("llvm."):
+        # spirvjit.unsupported.*: AMD built-ins a kernel may not reach (translate/amdgcn.py).
+        if fn.blocks or fn.name.startswith(("llvm.", "spirvjit.unsupported.")):
             continue
         found.append(fn)
     return found

@@ -62,7 +62,7 @@ def emit_entry(
         entry.attributes.add(attribute)
     b = ir.IRBuilder(entry.append_basic_block("entry"))
     forwarded: list[ir.Value] = []
-    for arg, value in zip(signature.args, entry.args, strict=False):
+    for arg, value, inner in zip(signature.args, entry.args, kernel.args, strict=False):
         value.name = arg.name.lstrip("#") or f"arg{arg.index}"
         if arg.kind == "local":
             shared = _dynamic_shared(module)
@@ -71,7 +71,8 @@ def emit_entry(
             copy = private_alloca(b, value.type, abi.address_space(StorageClass.Function))
             copy.align = max(arg.align, 1)
             b.store(value, copy)
-            forwarded.append(copy)
+            # HIP (amdgcnspirv) passes by-value structs as UniformConstant pointers.
+            forwarded.append(copy if copy.type == inner.type else b.addrspacecast(copy, inner.type))
         else:
             if arg.kind in ("global", "constant") and arg.element_kind is not None:
                 # The driver's buffers are 256-byte aligned and OpenCL C aligns vector

@@ -67,7 +67,10 @@ class GpuKernel:
                 self._large_function = module.function(self.signature.name)
             return self._large_function
 
-    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+    def launch(
+        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+    ) -> None:
+        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``)."""
         sig = self.signature
         gs, ls, offset, dims = normalize_sizes(
             sig.name, global_size, local_size, global_offset, self.device.max_work_group_size
@@ -88,7 +91,7 @@ class GpuKernel:
         params: list[bytes] = []
         allocations: list[int] = []
         copy_back: list[tuple[np.ndarray, int]] = []
-        shared = 0
+        shared = dynamic_shared  # extern __shared__ arrays start at the region's base
         try:
             for spec, value, storage in zip(sig.args, args, storages[: len(args)], strict=True):
                 if spec.kind in ("global", "constant"):

@@ -27,3 +27,8 @@ extern "C" __global__ void sizes(int* out) {
   out[4 * i + 2] = __builtin_amdgcn_workgroup_size_y() + __builtin_amdgcn_workitem_id_z();
   out[4 * i + 3] = __builtin_amdgcn_workgroup_id_y();
 }
+// A built-in only AMD targets run (the error names the HIP built-in).
+extern "C" __global__ void swizzle(int* out, const int* a) {
+  int l = __builtin_amdgcn_workitem_id_x();
+  out[l] = __builtin_amdgcn_ds_swizzle(a[l], 0x041f);
+}

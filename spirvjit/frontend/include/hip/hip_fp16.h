@@ -1,0 +1,58 @@
+// spirvjit: HIP's half precision (hip/hip_fp16.h): __half is clang's _Float16, which
+// has the arithmetic and conversions HIP's class provides; __half2 is a 2-vector.
+#ifndef SPIRVJIT_HIP_FP16_H
+#define SPIRVJIT_HIP_FP16_H
+
+#include "hip_runtime.h"
+
+typedef _Float16 __half;
+typedef _Float16 __half2 __attribute__((ext_vector_type(2)));
+typedef __half half;
+typedef __half2 half2;
+
+#define __SPIRVJIT_HALF static __host__ __device__ inline
+__SPIRVJIT_HALF __half __float2half(float x) { return (__half)x; }
+__SPIRVJIT_HALF __half __float2half_rn(float x) { return (__half)x; }
+__SPIRVJIT_HALF float __half2float(__half x) { return (float)x; }
+__SPIRVJIT_HALF __half __int2half_rn(int x) { return (__half)x; }
+__SPIRVJIT_HALF int __half2int_rz(__half x) { return (int)x; }
+__SPIRVJIT_HALF __half2 __floats2half2_rn(float a, float b) { return __half2{(__half)a, (__half)b}; }
+__SPIRVJIT_HALF __half2 __float2half2_rn(float a) { return __half2{(__half)a, (__half)a}; }
+__SPIRVJIT_HALF __half2 __halves2half2(__half a, __half b) { return __half2{a, b}; }
+__SPIRVJIT_HALF float __low2float(__half2 v) { return (float)v.x; }
+__SPIRVJIT_HALF float __high2float(__half2 v) { return (float)v.y; }
+__SPIRVJIT_HALF __half __low2half(__half2 v) { return v.x; }
+__SPIRVJIT_HALF __half __high2half(__half2 v) { return v.y; }
+__SPIRVJIT_HALF __half __hadd(__half a, __half b) { return a + b; }
+__SPIRVJIT_HALF __half __hsub(__half a, __half b) { return a - b; }
+__SPIRVJIT_HALF __half __hmul(__half a, __half b) { return a * b; }
+__SPIRVJIT_HALF __half __hdiv(__half a, __half b) { return a / b; }
+__SPIRVJIT_HALF __half __hneg(__half a) { return -a; }
+__SPIRVJIT_HALF __half __habs(__half a) { return a < (__half)0 ? -a : a; }
+__SPIRVJIT_HALF __half2 __hadd2(__half2 a, __half2 b) { return a + b; }
+__SPIRVJIT_HALF __half2 __hsub2(__half2 a, __half2 b) { return a - b; }
+__SPIRVJIT_HALF __half2 __hmul2(__half2 a, __half2 b) { return a * b; }
+__SPIRVJIT_HALF bool __heq(__half a, __half b) { return a == b; }
+__SPIRVJIT_HALF bool __hne(__half a, __half b) { return a != b; }
+__SPIRVJIT_HALF bool __hlt(__half a, __half b) { return a < b; }
+__SPIRVJIT_HALF bool __hle(__half a, __half b) { return a <= b; }
+__SPIRVJIT_HALF bool __hgt(__half a, __half b) { return a > b; }
+__SPIRVJIT_HALF bool __hge(__half a, __half b) { return a >= b; }
+__SPIRVJIT_HALF __half __hmax(__half a, __half b) { return a < b ? b : a; }
+__SPIRVJIT_HALF __half __hmin(__half a, __half b) { return b < a ? b : a; }
+#undef __SPIRVJIT_HALF
+// fma and the math functions compute in float and round once: exact for fma of halves
+// (a float holds every product of two halves exactly), OpenCL's bounds for the rest.
+static __device__ inline __half __hfma(__half a, __half b, __half c) {
+  return (__half)((float)a * (float)b + (float)c);
+}
+static __device__ inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+  return __half2{__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)};
+}
+static __device__ inline __half hsqrt(__half x) { return (__half)sqrtf((float)x); }
+static __device__ inline __half hrsqrt(__half x) { return (__half)rsqrtf((float)x); }
+static __device__ inline __half hexp(__half x) { return (__half)expf((float)x); }
+static __device__ inline __half hlog(__half x) { return (__half)logf((float)x); }
+static __device__ inline __half hsin(__half x) { return (__half)sinf((float)x); }
+static __device__ inline __half hcos(__half x) { return (__half)cosf((float)x); }
+#endif
