@@ -125,11 +125,16 @@ class ArgumentPacker:
     only the checks and conversions its argument types need.
     """
 
-    def __init__(self, signature: KernelSignature, device_memory: bool = False):
+    def __init__(
+        self, signature: KernelSignature, device_memory: bool = False, allow_null: bool = False
+    ):
         self.signature = signature
         # A GPU's packer takes GPU memory (__cuda_array_interface__) as it is, by address;
         # the host CPU's refuses it (host_array says why).
         self._device_memory = device_memory
+        # None for a buffer (a NULL pointer) is accepted only in checked mode, where a
+        # dereference is reported instead of crashing the process.
+        self.allow_null = allow_null
         self._packers = [self._packer(spec) for spec in signature.args]
         self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
         self._dynamic_local = any(spec.kind == "local" for spec in signature.args)
@@ -269,7 +274,14 @@ class ArgumentPacker:
 
         def pack_buffer(value):
             if value is None:
-                return ctypes.c_void_p(0)
+                if self.allow_null:
+                    return ctypes.c_void_p(0)
+                raise self._error(
+                    spec,
+                    "None (a NULL pointer) is accepted only in checked mode: pass an array, "
+                    "or launch with check=True (SPIRVJIT_CHECK=1) to have a dereference "
+                    "reported instead of crashing the process",
+                )
             if self._device_memory and not isinstance(value, np.ndarray):
                 found = device_buffer(value)
                 if found is not None:

@@ -50,6 +50,12 @@ def _ensure_debug_handler() -> None:
         logger.setLevel(logging.INFO)
 
 
+def check() -> bool:
+    """SPIRVJIT_CHECK=1: run every CPU launch in checked mode (bounds-checked accesses,
+    divergent barriers; see docs/debugging.md), as ``kernel(..., check=True)`` does."""
+    return _flag("SPIRVJIT_CHECK")
+
+
 def force_jit() -> bool:
     """SPIRVJIT_FORCE_JIT=1: ignore unified binaries' native variants, JIT from the SPIR-V."""
     return _flag("SPIRVJIT_FORCE_JIT")

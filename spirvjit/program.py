@@ -71,6 +71,7 @@ class Program:
         self._other_targets = dict(other_targets or {})
         self._lock = threading.RLock()
         self._translation: Translation | None = None
+        self._checked_translation: Translation | None = None  # checked mode (CPU)
         self._translate_seconds = 0.0
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
@@ -185,6 +186,18 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
+    def _checked_translated(self) -> Translation:
+        """The module translated with bounds checks (checked mode, translate/checks.py)."""
+        if self._checked_translation is None:
+            self._checked_translation = jit.translate_program(
+                self.module,
+                self.target,
+                self.spec_constants,
+                self.symbol_prefix,
+                (*self.options, "spirvjit:check"),
+            )
+        return self._checked_translation
+
     def object_code(
         self,
         name: str,
@@ -222,7 +235,10 @@ class Program:
 
                 jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            translation = self._translated()
+            if ("check", "1") in specialization:
+                translation = self._checked_translated()
+            else:
+                translation = self._translated()
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
             obj = jit.compile_kernel(
@@ -241,7 +257,12 @@ class Program:
             return jit.kernel_assembly(self._translated(), self.target, symbol)
 
     def refuse_object_code(
-        self, name: str, origin: str, why: str, times: jit.StageTimes | None = None
+        self,
+        name: str,
+        origin: str,
+        why: str,
+        times: jit.StageTimes | None = None,
+        specialization: tuple[tuple[str, str], ...] = (),
     ) -> tuple[bytes, str]:
         """Object code of ``name`` that a backend refused to load (``origin`` "native": a
         unified binary's; "memory"/"disk": the cache's), e.g. wrong symbols or it does not
@@ -258,8 +279,8 @@ class Program:
                     why,
                 )
             else:
-                cache.discard(self.kernel_key(name), why)
-            return self.object_code(name, times)
+                cache.discard(self.kernel_key(name, specialization), why)
+            return self.object_code(name, times, specialization)
 
 
 class Kernel:
@@ -295,6 +316,7 @@ class Kernel:
         grid=None,
         block=None,
         shared_mem: int = 0,
+        check: bool | None = None,
         **kwargs,
     ) -> None:
         """Runs the kernel over ``global_size`` work-items and returns when it is done.
@@ -305,7 +327,8 @@ class Kernel:
         copied to the device and the writable ones back. HIP's form: ``grid`` blocks of
         ``block`` work-items instead of global/local sizes, ``shared_mem`` bytes of
         dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block or
-        shared_mem are then passed by position).
+        shared_mem are then passed by position). ``check``: run the bounds-checked
+        variant (host CPU only; default: SPIRVJIT_CHECK), see docs/debugging.md.
         """
         if kwargs:
             args = self._arguments.bind(args, kwargs)
@@ -313,6 +336,12 @@ class Kernel:
             global_size, local_size = hip_launch.launch_sizes(
                 self.name, global_size, local_size, grid, block
             )
+        if check if check is not None else config.check():
+            if shared_mem:
+                hip_launch.check_shared_mem(self.signature, shared_mem)
+            checked = self._checked(device)
+            checked.launch(args, global_size, local_size, global_offset, shared_mem)
+            return
         if device is None:
             loaded = self._default or self._default_loaded()
         else:
@@ -351,6 +380,23 @@ class Kernel:
                         found.times,
                     )
             return found
+
+    def _checked(self, device: Device | None):
+        """The checked-mode variant on ``device`` (a CPU), loaded once."""
+        if device is None:
+            target = self.program.target
+            device = backend(target.kind).default_device(target)
+            if device is None:
+                raise LaunchError(f"no {target.name} device is present to run on", self.name)
+        key = (device, "check")
+        found = self._loaded.get(key)
+        if found is None:
+            with self.program._lock:
+                found = self._loaded.get(key)
+                if found is None:
+                    found = device.backend.load_checked(self.program, self.name, device)
+                    self._loaded[key] = found
+        return found
 
     def __repr__(self) -> str:
         args = ", ".join(a.describe() for a in self.signature.args)

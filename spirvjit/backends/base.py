@@ -113,6 +113,17 @@ class Backend(ABC):
         found in a cache) for the device's target and loaded. Called once per kernel
         and device, under the program's lock."""
 
+    def load_checked(self, program: Program, kernel: str, device: Device) -> LoadedKernel:
+        """The kernel's checked-mode variant (bounds-checked accesses, docs/debugging.md);
+        only the host CPU backend has one."""
+        from ..errors import LaunchError
+
+        raise LaunchError(
+            f"checked mode (check=True, SPIRVJIT_CHECK) runs on the host CPU only, not on "
+            f"{device.name}",
+            kernel,
+        )
+
     @abstractmethod
     def allocate(self, device: Device, nbytes: int) -> int:
         """``nbytes`` of device memory; returns its address."""

@@ -49,6 +49,15 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
         "variant, or a .spv compiled for T now",
     )
     parser.add_argument("--module", type=int, default=0, help="a .ubin's module index (0)")
+    parser.add_argument(
+        "--source",
+        nargs="*",
+        metavar="SRC",
+        default=None,
+        help="interleave the source lines that OpLine names (modules compiled with -g by "
+        "the translator producer) with the SPIR-V: from the SRC files given, a .ubin's "
+        "embedded sources, or the paths the module names",
+    )
     parser.set_defaults(handler=_run_dis, error=parser.error)
 
 
@@ -64,6 +73,8 @@ def _run_dis(args: argparse.Namespace) -> int:
         text = _dis_compiled(args, data)
     else:
         text = disassemble(data)
+    if args.source is not None and not args.target:
+        text = _with_source(args, data, text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -73,6 +84,28 @@ def _run_dis(args: argparse.Namespace) -> int:
         sys.stdout.write(printable_lines(text))
         sys.stdout.flush()
     return EXIT_OK
+
+
+def _with_source(args: argparse.Namespace, data: bytes, text: str) -> str:
+    from ..debuginfo import interleave_source, source_files
+    from ..ubin.format import MAGIC
+
+    extra: dict[str, str] = {}
+    if data.startswith(MAGIC):
+        from ..ubin.reader import UnifiedBinary
+
+        binary = UnifiedBinary(data, os.path.basename(args.file))
+        for name in binary.source_names:
+            extra[name] = binary.source(name).decode("utf-8", "replace")
+    for path in args.source:
+        with open(path, encoding="utf-8") as f:
+            extra[path] = f.read()
+    if "OpLine" not in text:
+        sys.stderr.write(
+            "spirvjit dis: the module has no OpLine (compile with -g and "
+            "producer='translator': clang-22's SPIR-V back end emits no line information)\n"
+        )
+    return interleave_source(text, source_files(text, extra))
 
 
 def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:

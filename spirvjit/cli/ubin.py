@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from ..errors import EXIT_OK
+from ..errors import EXIT_BAD_INPUT, EXIT_OK
 
 
 def _targets(args: argparse.Namespace, text: str | None) -> list:
@@ -287,9 +287,11 @@ def register_run(subparsers: argparse._SubParsersAction) -> None:
         "launch a kernel on generated inputs and time it",
         "Load FILE (.ubin, or .spv), launch KERNEL on generated inputs and report the "
         "first launch (JIT or native load included) and the steady-state time. Buffers "
-        "get one random element per work-item; by-value arguments take --args values "
-        "(positional, or NAME=VALUE with an argument's name or index), else integers "
-        "default to the work-item count and floats to 1.0.",
+        "get --size ARG=N random elements, else one per work-item: a guess, so the "
+        "launches are then preceded by one in checked mode, which reports an access "
+        "past the guessed size instead of crashing. By-value arguments take --args "
+        "values (positional, or NAME=VALUE with an argument's name or index), else "
+        "integers default to the work-item count and floats to 1.0.",
         _run_run,
     )
     parser.add_argument("file", metavar="FILE")
@@ -298,6 +300,19 @@ def register_run(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--local", dest="local_size", metavar="L[,L[,L]]")
     parser.add_argument("--args", nargs="*", default=[], metavar="VALUE")
     parser.add_argument("--repeat", type=int, default=10, help="steady-state launches (10)")
+    parser.add_argument(
+        "--size",
+        dest="buffer_sizes",
+        action="append",
+        default=[],
+        metavar="ARG=N",
+        help="elements of buffer argument ARG (name or index); repeat for each buffer",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="run every launch in checked mode (bounds-checked, host CPU; slower)",
+    )
 
 
 def _sizes(args: argparse.Namespace, text: str | None, what: str) -> tuple[int, ...] | None:
@@ -315,11 +330,12 @@ def _sizes(args: argparse.Namespace, text: str | None, what: str) -> tuple[int, 
 def _run_run(args: argparse.Namespace) -> int:
     import math
 
+    from ..errors import LaunchError
     from ..ndrange import choose_local_size, normalize_sizes
     from ..program import Program
     from ..ubin.api import open_program
     from ..ubin.names import printable
-    from ..ubin.quickrun import make_args, time_kernel
+    from ..ubin.quickrun import guessed, make_args, parse_sizes, time_kernel
 
     global_size = _sizes(args, args.global_size, "--global")
     local_size = _sizes(args, args.local_size, "--local")
@@ -337,11 +353,28 @@ def _run_run(args: argparse.Namespace) -> int:
     gs, ls, _, dims = normalize_sizes(kernel.name, global_size, local_size, None)
     ls = ls or kernel.signature.required_local_size or choose_local_size(gs, dims)
     try:
-        launch_args = make_args(kernel, math.prod(gs), math.prod(ls), args.args)
+        sizes = parse_sizes(kernel, args.buffer_sizes)
+        launch_args = make_args(kernel, math.prod(gs), math.prod(ls), args.args, sizes)
     except ValueError as exc:
         args.error(str(exc))
-    timing = time_kernel(kernel, launch_args, gs[:dims], tuple(ls)[:dims], args.repeat)
     print(printable(f"{kernel!r} from {program.name}: runs {picked}"))
+    unknown = guessed(kernel, sizes)
+    try:
+        if unknown and not args.check:
+            # Sizes spirvjit made up: a checked launch first, so that a kernel reaching
+            # past them is reported instead of crashing the process.
+            print(
+                f"buffer sizes guessed (one element per work-item) for {', '.join(unknown)}: "
+                "checking a first launch (give --size ARG=N for each to skip this)"
+            )
+            kernel(*launch_args, global_size=gs[:dims], local_size=tuple(ls)[:dims], check=True)
+        timing = time_kernel(
+            kernel, launch_args, gs[:dims], tuple(ls)[:dims], args.repeat, args.check
+        )
+    except LaunchError as exc:
+        hint = " (give the buffers' sizes with --size ARG=N)" if unknown else ""
+        print(f"spirvjit run: {exc}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     print(f"first launch: {timing.first_s * 1e3:.3f} ms ({timing.origin})")
     if timing.repeats:
         print(f"steady state: {timing.steady_s * 1e3:.3f} ms (median of {timing.repeats})")

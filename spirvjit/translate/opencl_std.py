@@ -48,7 +48,7 @@ def lowers(*names: str) -> Callable[[Lowering], Lowering]:
 def ext_inst(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
     set_id, number = inst.operands[0], inst.operands[1]
     set_name = t.module.ext_inst_imports.get(set_id, "")
-    if set_name.startswith("NonSemantic."):
+    if set_name.startswith("NonSemantic.") or set_name == "OpenCL.DebugInfo.100":
         return None  # debug info and other non-semantic sets change nothing
     if set_name != "OpenCL.std":
         raise t.error(f"extended instruction set '{set_name}' is not supported")

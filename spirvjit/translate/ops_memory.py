@@ -6,6 +6,7 @@ from llvmlite import ir
 
 from ..spirv.grammar import Decoration, MemoryAccess, StorageClass
 from ..spirv.module import Instruction
+from . import checks
 from .function import BuiltinPointer, FunctionTranslator, handles
 
 I1 = ir.IntType(1)
@@ -86,7 +87,14 @@ def load(t: FunctionTranslator, inst: Instruction) -> ir.Value:
             return t.workitem.value(ptr.builtin, ty)
         return t.workitem.fit(t.workitem.component(ptr.builtin, ptr.lane), ty)
     align, _ = memory_access(inst.operands, 1)
-    return t.b.load(ptr, typ=ty, align=lane_alignment(t, ty, align))
+    return checks.guarded(
+        t,
+        inst.operands[0],
+        ptr,
+        type_size(t, ty),
+        False,
+        lambda: t.b.load(ptr, typ=ty, align=lane_alignment(t, ty, align)),
+    )
 
 
 @handles("OpStore")
@@ -96,7 +104,11 @@ def store(t: FunctionTranslator, inst: Instruction) -> None:
         raise t.error("a store to a BuiltIn input variable")
     align, _ = memory_access(inst.operands, 2)
     value = t.value(inst.operands[1])
-    t.b.store(value, ptr, align=lane_alignment(t, value.type, align))
+
+    def emit() -> None:
+        t.b.store(value, ptr, align=lane_alignment(t, value.type, align))
+
+    checks.guarded(t, inst.operands[0], ptr, type_size(t, value.type), True, emit)
 
 
 def _gep_index(t: FunctionTranslator, index_id: int, struct_member: bool) -> ir.Value:
@@ -168,8 +180,8 @@ def type_size(t: FunctionTranslator, ty: ir.Type) -> int:
 @handles("OpCopyMemory")
 def copy_memory(t: FunctionTranslator, inst: Instruction) -> None:
     target, source = t.value(inst.operands[0]), t.value(inst.operands[1])
-    size = type_size(t, t.llvm_type(pointee_type(t, inst.operands[0])))
-    memcpy(t, target, source, ir.Constant(I64, size))
+    size = ir.Constant(I64, type_size(t, t.llvm_type(pointee_type(t, inst.operands[0]))))
+    _checked_memcpy(t, inst.operands[0], inst.operands[1], target, source, size)
 
 
 @handles("OpCopyMemorySized")
@@ -177,7 +189,15 @@ def copy_memory_sized(t: FunctionTranslator, inst: Instruction) -> None:
     target, source, size = (t.value(i) for i in inst.operands[:3])
     if size.type.width < 64:
         size = t.b.zext(size, I64)
-    memcpy(t, target, source, size)
+    _checked_memcpy(t, inst.operands[0], inst.operands[1], target, source, size)
+
+
+def _checked_memcpy(t: FunctionTranslator, target_id, source_id, target, source, size) -> None:
+    # Checked mode: both ranges are checked; the copy runs only when both are inside.
+    def copy_checked_source() -> None:
+        checks.guarded(t, source_id, source, size, False, lambda: memcpy(t, target, source, size))
+
+    checks.guarded(t, target_id, target, size, True, copy_checked_source)
 
 
 def memcpy(t: FunctionTranslator, target: ir.Value, source: ir.Value, size: ir.Value) -> None:

@@ -93,11 +93,12 @@ print("ok")
 
 def test_launch_record_fields_are_named_and_match_the_ir_words():
     record = LaunchRecord()
-    assert ctypes.sizeof(record) == 18 * 8
+    assert ctypes.sizeof(record) == 19 * 8
     assert [launch_word("global_size", d) for d in range(3)] == [0, 1, 2]
     assert launch_word("local_size", 2) == 5 and launch_word("groups", 0) == 9
     assert launch_word("work_dim") == 12 and launch_word("next_group") == 14
     assert launch_word("frames_offset") == 16 and launch_word("abort") == 17
+    assert launch_word("check") == 18  # checked mode's table (translate/checks.py)
     record.frames_offset = 4096
     assert (ctypes.c_int64 * 17).from_buffer(record)[16] == 4096
 

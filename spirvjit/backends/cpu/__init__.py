@@ -23,6 +23,10 @@ from . import codegen
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
+# The translation option that makes a checked translation (Program.translation(checked)).
+CHECK_OPTION = "spirvjit:check"
+CHECK_SPECIALIZATION = (("check", "1"),)
+
 
 class CpuBackend(Backend):
     kind = "cpu"
@@ -37,15 +41,24 @@ class CpuBackend(Backend):
     # ----- compiler side -------------------------------------------------------------
 
     def abi(self, target: Target, options: tuple[str, ...] = ()) -> cpu_abi.CpuABI:
-        return cpu_abi.CpuABI(target.triple, str(codegen.target_machine(target).target_data))
+        return cpu_abi.CpuABI(
+            target.triple,
+            str(codegen.target_machine(target).target_data),
+            checked=CHECK_OPTION in options,
+        )
 
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ):
-        translation = translate(module, self.abi(target, options), spec_constants, prefix)
+        abi = self.abi(target, options)
+        translation = translate(module, abi, spec_constants, prefix)
         for index, (name, fn) in enumerate(translation.kernel_functions.items()):
             cpu_abi.emit_kernel_wrappers(
-                translation.module, fn, translation.kernels[name], f"{prefix}.k{index}"
+                translation.module,
+                fn,
+                translation.kernels[name],
+                f"{prefix}.k{index}",
+                abi if abi.checked else None,
             )
         return translation
 
@@ -75,13 +88,15 @@ class CpuBackend(Backend):
         # A program built for any CPU target (x86-64-v3, ...) runs on this host.
         return host_device()
 
-    def load(self, program, kernel: str, device: Device) -> CpuKernel:
+    def load(self, program, kernel: str, device: Device, check: bool = False) -> CpuKernel:
+        """``check``: the checked-mode variant (its own cache key and translation)."""
         from ...jit import StageTimes
 
         if program.target.kind != self.kind:
             program = program.for_target(device.target)
         times = StageTimes()
-        obj, origin = program.object_code(kernel, times)
+        specialization = CHECK_SPECIALIZATION if check else ()
+        obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
         data = self._data_library(program)
         while True:  # at most: native, then cached, then compiled code
@@ -93,8 +108,17 @@ class CpuBackend(Backend):
             except NativeCodeRefused as exc:
                 if origin == "compile":  # our own code did not load: a spirvjit bug
                     raise
-                obj, origin = program.refuse_object_code(kernel, origin, str(exc), times)
+                obj, origin = program.refuse_object_code(
+                    kernel, origin, str(exc), times, specialization
+                )
+        if check:
+            from .checked import CheckedCpuKernel
+
+            return CheckedCpuKernel(code, program.signatures[kernel], origin, times, program)
         return CpuKernel(code, program.signatures[kernel], origin, times)
+
+    def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
+        return self.load(program, kernel, device, check=True)
 
     def _data_library(self, program) -> str | None:
         """The name of ``program``'s data library, linked on first use (None: no data)."""

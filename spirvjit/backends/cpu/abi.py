@@ -47,6 +47,8 @@ class LaunchRecord(ctypes.Structure):
         ("frames_offset", ctypes.c_int64),
         # Set by the host to abandon the launch (Ctrl-C): runners stop claiming groups.
         ("abort", ctypes.c_int64),
+        # Checked mode: the address of the launch's check table (translate/checks.py).
+        ("check", ctypes.c_int64),
     ]
 
 
@@ -66,7 +68,8 @@ _QUERY_BASE = {
     "global_offset": 21,
     "work_dim": 24,
 }
-_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR])
+# Work-item queries, the group's local memory, the check table (checked mode).
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR, PTR])
 
 
 class CpuABI:
@@ -83,9 +86,19 @@ class CpuABI:
     fp32_divide_ulp = None
     fp32_sqrt_ulp = None
 
-    def __init__(self, triple: str, data_layout: str):
+    def __init__(self, triple: str, data_layout: str, checked: bool = False):
         self.triple = triple
         self.data_layout = data_layout
+        # Checked mode: memory accesses are bounds-checked (translate/checks.py).
+        self.checked = checked
+
+    def check_table(self, builder: ir.IRBuilder, hidden: list[ir.Value]) -> ir.Value:
+        """The launch's check table (checked mode)."""
+        table = builder.load(
+            builder.gep(hidden[0], [_i32(0), _i32(2)], source_etype=_CONTEXT), typ=PTR
+        )
+        table.set_metadata("invariant.load", builder.module.add_metadata([]))
+        return table
 
     def address_space(self, storage_class: int) -> int:
         return 0
@@ -149,13 +162,21 @@ class _Loop:
 
 
 def emit_kernel_wrappers(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, symbol: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    symbol: str,
+    checked_abi: CpuABI | None = None,
 ) -> tuple[str, str]:
-    """Adds the work-group function and the runner for one kernel; returns their names."""
+    """Adds the work-group function and the runner for one kernel; returns their names.
+    ``checked_abi``: checked mode, where a barrier kernel's wrapper reports a barrier not
+    reached by every work-item of the group."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     if signature.barrier_states:
-        wg = _emit_stepped_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+        wg = _emit_stepped_workgroup_function(
+            module, kernel, signature, f"{symbol}.wg", checked_abi
+        )
     else:
         wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
     runner = _emit_runner(module, wg, f"{symbol}.run")
@@ -181,6 +202,8 @@ def _group_prologue(
         return b.load(_launch_word(b, launch, field, dim), typ=I64)
 
     b.store(local_base, b.gep(ctx, [_i32(0), _i32(1)], source_etype=_CONTEXT))
+    check = b.inttoptr(word("check"), PTR)
+    b.store(check, b.gep(ctx, [_i32(0), _i32(2)], source_etype=_CONTEXT))
     local_sizes, starts = [], []
     for d in range(3):
         global_size = word("global_size", d)
@@ -236,7 +259,11 @@ def _emit_workgroup_function(
 
 
 def _emit_stepped_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    checked_abi: CpuABI | None = None,
 ) -> ir.Function:
     """Runs a barrier kernel's step function region by region.
 
@@ -271,6 +298,8 @@ def _emit_stepped_workgroup_function(
         )
         state_arg = ir.Constant(ir.IntType(32), number)
         after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
+        if checked_abi is not None:
+            _check_same_state(b, module, checked_abi, ctx, linear, after, state)
         b.store(after, state)
         for loop in reversed(loops):
             loop.close()
@@ -278,6 +307,23 @@ def _emit_stepped_workgroup_function(
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _check_same_state(b, module, abi, ctx, linear, after, state) -> None:
+    """Checked mode: every work-item of the group must stop at the same barrier (or all
+    finish) as the group's first; else a divergent-barrier report (translate/checks.py)."""
+    from ...translate import checks
+
+    i32 = ir.IntType(32)
+    with b.if_then(b.icmp_unsigned("!=", linear, ir.Constant(I64, 0))):
+        first = b.load(state, typ=i32)
+        with b.if_then(b.icmp_signed("!=", first, after), likely=False):
+            table = abi.check_table(b, [ctx])
+            words = [checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            values = [ir.Constant(I64, w) for w in words]
+            values[1] = b.sext(after, I64)  # which: this item's next state
+            values[2] = b.sext(first, I64)  # offset: the first item's
+            b.call(checks.fail_function(module, abi), [table, *values, ctx])
 
 
 def _load_kernel_args(

@@ -23,6 +23,7 @@ from ...arguments import ArgumentPacker
 from ...errors import LaunchError
 from ...ndrange import choose_local_size, group_counts, normalize_sizes
 from ...translate.signature import KernelSignature
+from . import crash
 from .abi import LaunchRecord
 
 RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -141,6 +142,7 @@ class LaunchPlan:
     record: bytes  # the launch record (frames offset still 0)
     threads: int
     group_items: int  # work-items per (full) group
+    crash: object = None  # crash.PlanReport: the launch described for a crash report
 
 
 def launch_record(
@@ -218,14 +220,21 @@ class CpuKernel:
         # Kernels with barriers keep each work-item's frame after the group's local memory.
         record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
         arena_bytes = record.frames_offset + self.signature.frame_bytes * plan.group_items
-        thread_pool().run(
-            self._runner,
-            ctypes.addressof(slots),
-            ctypes.addressof(record),
-            plan.threads,
-            arena_bytes,
-            _abort_flag(record),
-        )
+        report = crash.reporter()
+        if report is not None:  # what a fatal signal in the kernel prints (crash.py)
+            report.running(plan.crash.address, ctypes.addressof(slots))
+        try:
+            thread_pool().run(
+                self._runner,
+                ctypes.addressof(slots),
+                ctypes.addressof(record),
+                plan.threads,
+                arena_bytes,
+                _abort_flag(record),
+            )
+        finally:
+            if report is not None:
+                report.clear()
         del keep
 
     def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
@@ -244,4 +253,5 @@ class CpuKernel:
         pool_threads = thread_pool().threads
         threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
         record, total = launch_record(gs, ls, offset, dims, threads)
-        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2])
+        report = crash.PlanReport(name, self.signature, gs, ls, offset, dims)
+        return LaunchPlan(bytes(record), min(threads, total), ls[0] * ls[1] * ls[2], report)

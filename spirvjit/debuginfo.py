@@ -1,0 +1,109 @@
+"""Source locations of a SPIR-V module's instructions, from its OpLine instructions.
+
+The reader keeps OpLine out of the blocks; ``Module.instructions`` still holds them in
+order, so the location of each instruction is the last OpLine before it in its block
+(OpLine's scope ends at OpNoLine, a new OpLine or the end of the block).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+
+from .spirv.module import Module
+
+_TERMINATORS = frozenset(
+    {
+        "OpBranch",
+        "OpBranchConditional",
+        "OpSwitch",
+        "OpReturn",
+        "OpReturnValue",
+        "OpUnreachable",
+        "OpKill",
+        "OpFunctionEnd",
+        "OpLabel",
+    }
+)
+
+
+def line_table(module: Module) -> dict[int, tuple[int, int, int]]:
+    """Instruction word offset -> (file OpString id, line, column), for the instructions
+    an OpLine with a nonzero line covers."""
+    found = getattr(module, "_spirvjit_lines", None)
+    if found is not None:
+        return found
+    table: dict[int, tuple[int, int, int]] = {}
+    current = None
+    for inst in module.instructions:
+        name = inst.opname
+        if name == "OpLine":
+            file, line, column = inst.operands[:3]
+            current = (file, line, column) if line else None
+        elif name == "OpNoLine":
+            current = None
+        else:
+            if current is not None:
+                table[inst.offset] = current
+            if name in _TERMINATORS:
+                current = None
+    # A slotted Module cannot keep it: computed again next time.
+    with contextlib.suppress(AttributeError, TypeError):
+        object.__setattr__(module, "_spirvjit_lines", table)
+    return table
+
+
+def file_name(module: Module, file_id: int) -> str:
+    """The OpString a location names; compile_opencl's temporary directory left out."""
+    inst = module.defs.get(file_id)
+    name = inst.operands[0] if inst is not None and inst.operands else "?"
+    if os.path.basename(os.path.dirname(name)).startswith("spirvjit-"):
+        name = os.path.basename(name)
+    return name
+
+
+_OPSTRING = re.compile(r'^\s*(%\S+) = OpString "(.*)"\s*$')
+_OPLINE = re.compile(r"^\s*OpLine (%\S+) (\d+) (\d+)")
+
+
+def interleave_source(disassembly: str, sources: dict[str, list[str]]) -> str:
+    """SPIR-V assembly with each OpLine preceded by the source line it names, as a
+    ``; file:line: text`` comment. ``sources``: file name (as OpString names it, or its
+    base name) -> the file's lines. A line shows once per run of OpLines naming it."""
+    strings: dict[str, str] = {}
+    out: list[str] = []
+    last = None
+    for line in disassembly.splitlines():
+        found = _OPSTRING.match(line)
+        if found:
+            strings[found.group(1)] = found.group(2)
+        found = _OPLINE.match(line)
+        if found:
+            path = strings.get(found.group(1), found.group(1))
+            number = int(found.group(2))
+            lines = sources.get(path) or sources.get(os.path.basename(path))
+            if number and (path, number) != last:
+                last = (path, number)
+                text = lines[number - 1].rstrip() if lines and number <= len(lines) else ""
+                out.append(f"; {os.path.basename(path)}:{number}: {text.strip()}")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def source_files(disassembly: str, extra: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """The lines of the files the module's OpStrings name: from ``extra`` (name -> text,
+    e.g. a unified binary's embedded sources or files given on the command line), else
+    read from disk where they still exist."""
+    found: dict[str, list[str]] = {}
+    for name, text in (extra or {}).items():
+        found[os.path.basename(name)] = text.splitlines()
+    for line in disassembly.splitlines():
+        match = _OPSTRING.match(line)
+        if match and os.path.basename(match.group(2)) not in found:
+            with (
+                contextlib.suppress(OSError, UnicodeDecodeError),
+                open(match.group(2), encoding="utf-8") as f,
+            ):
+                found[match.group(2)] = f.read().splitlines()
+    return found
