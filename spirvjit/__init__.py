@@ -28,6 +28,7 @@ from .array import Array, asarray, empty, zeros
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import JIT_OPTIONS, Kernel, Program
+from .stream import Event, Stream
 from .target import Target, parse_target
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "empty",
     "zeros",
     "Device",
+    "Event",
+    "Stream",
     "devices",
     "BinaryFormatError",
     "CompileError",
