@@ -136,11 +136,14 @@ class Event:
         return f"spirvjit.Event(device={self.device.name!r}, recorded={self._recorded})"
 
 
-def check_stream(stream, device: Device, kernel: str | None) -> None:
-    """Refuses a launch on a stream of another device (or something not a Stream)."""
+def check_stream(stream, device: Device | None, kernel: str | None) -> Device:
+    """The device of a launch or copy on ``stream`` (the stream's when ``device`` is
+    None); refuses a stream of another device, or something not a Stream."""
     if not isinstance(stream, Stream):
         raise LaunchError(f"stream= takes a spirvjit.Stream, not {type(stream).__name__}", kernel)
-    if stream.device != device:
+    if device is not None and stream.device != device:
         raise LaunchError(
             f"the stream is on {stream.device.name}, the launch on {device.name}", kernel
         )
+    stream.handle  # noqa: B018 (raises for a closed stream)
+    return stream.device
