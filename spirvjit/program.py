@@ -328,8 +328,8 @@ class Kernel:
         the first GPU of the program's target otherwise. On a GPU, NumPy arrays are
         copied to the device and the writable ones back. HIP's form: ``grid`` blocks of
         ``block`` work-items instead of global/local sizes, ``shared_mem`` bytes of
-        dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block or
-        shared_mem are then passed by position). ``check``: run the bounds-checked
+        dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block,
+        shared_mem, check or stream are passed by position). ``check``: run the bounds-checked
         variant (host CPU only; default: SPIRVJIT_CHECK), see docs/debugging.md.
         ``stream``: a ``spirvjit.Stream`` to queue the launch on (asynchronous on a GPU;
         arguments must be device memory): see ``stream.py``.

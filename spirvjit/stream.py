@@ -140,7 +140,11 @@ def check_stream(stream, device: Device | None, kernel: str | None) -> Device:
     """The device of a launch or copy on ``stream`` (the stream's when ``device`` is
     None); refuses a stream of another device, or something not a Stream."""
     if not isinstance(stream, Stream):
-        raise LaunchError(f"stream= takes a spirvjit.Stream, not {type(stream).__name__}", kernel)
+        raise LaunchError(
+            f"stream= takes a spirvjit.Stream, not {type(stream).__name__} (a kernel "
+            "parameter named 'stream' is passed by position)",
+            kernel,
+        )
     if device is not None and stream.device != device:
         raise LaunchError(
             f"the stream is on {stream.device.name}, the launch on {device.name}", kernel
