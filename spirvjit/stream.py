@@ -48,6 +48,8 @@ class Stream:
 
     def keep(self, host_buffer) -> None:
         """Keeps ``host_buffer`` alive until the next synchronize (for queued copies)."""
+        if self.device.kind == "cpu":
+            return  # the host copies at once: nothing is queued to read it later
         with self._lock:
             self._pending.append(host_buffer)
 

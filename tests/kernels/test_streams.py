@@ -194,6 +194,10 @@ def test_stream_keeps_queued_host_data_alive_until_synchronized(fake):
     assert len(stream._pending) == 1
     stream.synchronize()
     assert stream._pending == []
+    on_host = spirvjit.Stream()
+    for _ in range(3):  # a loop that never synchronises keeps nothing on the host
+        empty(16).copy_from(np.arange(16.0), stream=on_host)
+    assert on_host._pending == []
 
 
 # ----- a real GPU ---------------------------------------------------------------------
