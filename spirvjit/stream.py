@@ -118,12 +118,15 @@ class Event:
         self._backend.synchronize_event(self.device, self._handle)
 
     def elapsed_ms(self, end: Event) -> float:
-        """Milliseconds from this event to ``end`` (both recorded; waits for ``end``)."""
+        """Milliseconds from this event to ``end`` (both recorded; waits for both, since
+        the drivers refuse to time an event that has not completed, and the two may be
+        on different streams)."""
         if end.device != self.device:
             raise LaunchError("the two events are on different devices")
         self._check_recorded()
         end._check_recorded()
         end.synchronize()
+        self.synchronize()
         return self._backend.event_elapsed_ms(self.device, self._handle, end._handle)
 
     def _check_recorded(self) -> None:
