@@ -13,6 +13,9 @@ Public API::
     y = spirvjit.zeros(n, device=gpu)
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, device=gpu)
     y.to_numpy()
+    stream = spirvjit.Stream(gpu)  # queued launches: device memory only
+    prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, stream=stream)
+    stream.synchronize()
 
 PyTorch: ``spirvjit.torch`` (imported on its own) launches on tensors in place and
 registers kernels as ``torch.library`` custom operators; see docs/torch.md.
