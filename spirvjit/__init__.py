@@ -13,6 +13,9 @@ Public API::
     y = spirvjit.zeros(n, device=gpu)
     prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, device=gpu)
     y.to_numpy()
+    stream = spirvjit.Stream(gpu)  # queued launches: device memory only
+    prog.kernel("saxpy")(y, x, np.float32(2), global_size=n, stream=stream)
+    stream.synchronize()
 
 PyTorch: ``spirvjit.torch`` (imported on its own) launches on tensors in place and
 registers kernels as ``torch.library`` custom operators; see docs/torch.md.
@@ -28,6 +31,7 @@ from .array import Array, asarray, empty, zeros
 from .device import Device, devices
 from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, SpirvJitError
 from .program import JIT_OPTIONS, Kernel, Program
+from .stream import Event, Stream
 from .target import Target, parse_target
 
 __all__ = [
@@ -36,6 +40,8 @@ __all__ = [
     "empty",
     "zeros",
     "Device",
+    "Event",
+    "Stream",
     "devices",
     "BinaryFormatError",
     "CompileError",

@@ -67,19 +67,43 @@ class Array:
 
     # ----- copies ------------------------------------------------------------------
 
-    def copy_from(self, host) -> Array:
-        """Copies a host array of the same size and dtype into this Array; returns it."""
+    def copy_from(self, host, stream=None) -> Array:
+        """Copies a host array of the same size and dtype into this Array; returns it.
+
+        With ``stream`` (a spirvjit.Stream of this device) the copy is queued on it, after
+        the stream's earlier work; the stream keeps the host data alive until it is
+        synchronised, but the caller must not change it before then."""
         source = np.ascontiguousarray(host, dtype=self.dtype)
         if source.size != self.size:
             raise ValueError(f"copy of {source.size} elements into an Array of {self.size}")
-        self._backend.copy_to_device(self.device, self.address, source.ctypes.data, self.nbytes)
+        handle = self._stream_handle(stream)
+        if handle is not None:
+            stream.keep(source)
+        self._backend.copy_to_device(
+            self.device, self.address, source.ctypes.data, self.nbytes, handle
+        )
         return self
 
-    def to_numpy(self) -> np.ndarray:
-        """A NumPy copy of the contents (after the device's work on them is done)."""
+    def to_numpy(self, stream=None) -> np.ndarray:
+        """A NumPy copy of the contents (after the device's work on them is done).
+
+        With ``stream`` the copy is queued after the stream's work and the stream is then
+        synchronised, so the result is complete (and the stream's errors raised) on return.
+        """
         out = np.empty(self.shape, self.dtype)
-        self._backend.copy_to_host(self.device, out.ctypes.data, self.address, self.nbytes)
+        handle = self._stream_handle(stream)
+        self._backend.copy_to_host(self.device, out.ctypes.data, self.address, self.nbytes, handle)
+        if stream is not None:
+            stream.synchronize()
         return out
+
+    def _stream_handle(self, stream):
+        if stream is None:
+            return None
+        from .stream import check_stream
+
+        check_stream(stream, self.device, None)
+        return stream.handle
 
     # ----- exports -----------------------------------------------------------------
 
@@ -104,8 +128,8 @@ class Array:
     def __cuda_array_interface__(self) -> dict:
         if self.on_host:
             raise AttributeError("the Array is host memory: it has __array_interface__")
-        # Launches are synchronous (the stream is synchronised after each), so the
-        # memory is ready for any stream: no stream to synchronise on.
+        # Synchronous launches leave the memory ready for any stream; after launches on a
+        # spirvjit.Stream the user synchronises it before handing the Array on.
         return {**self._interface(), "stream": None}
 
     def __dlpack_device__(self) -> tuple[int, int]:

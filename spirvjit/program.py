@@ -15,6 +15,7 @@ from .device import Device
 from .errors import LaunchError
 from .spirv.module import Module
 from .spirv.reader import read_module
+from .stream import check_stream
 from .target import Target, host_target
 from .translate.hip_prepass import prepare_module
 from .translate.module import Translation
@@ -317,6 +318,7 @@ class Kernel:
         block=None,
         shared_mem: int = 0,
         check: bool | None = None,
+        stream=None,
         **kwargs,
     ) -> None:
         """Runs the kernel over ``global_size`` work-items and returns when it is done.
@@ -326,9 +328,11 @@ class Kernel:
         the first GPU of the program's target otherwise. On a GPU, NumPy arrays are
         copied to the device and the writable ones back. HIP's form: ``grid`` blocks of
         ``block`` work-items instead of global/local sizes, ``shared_mem`` bytes of
-        dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block or
-        shared_mem are then passed by position). ``check``: run the bounds-checked
+        dynamic shared memory (``hip_launch.py``; kernel parameters named grid, block,
+        shared_mem, check or stream are passed by position). ``check``: run the bounds-checked
         variant (host CPU only; default: SPIRVJIT_CHECK), see docs/debugging.md.
+        ``stream``: a ``spirvjit.Stream`` to queue the launch on (asynchronous on a GPU;
+        arguments must be device memory): see ``stream.py``.
         """
         if kwargs:
             args = self._arguments.bind(args, kwargs)
@@ -336,6 +340,8 @@ class Kernel:
             global_size, local_size = hip_launch.launch_sizes(
                 self.name, global_size, local_size, grid, block
             )
+        if stream is not None:
+            device = check_stream(stream, device, self.name)
         if check if check is not None else config.check():
             if shared_mem:
                 hip_launch.check_shared_mem(self.signature, shared_mem)
@@ -346,11 +352,13 @@ class Kernel:
             loaded = self._default or self._default_loaded()
         else:
             loaded = self._loaded.get(device) or self._loaded_on(device)
+        # Only a launch on a stream passes one: LoadedKernels may predate streams.
+        on_stream = {"stream": stream} if stream is not None else {}
         if shared_mem:
             hip_launch.check_shared_mem(self.signature, shared_mem)
-            loaded.launch(args, global_size, local_size, global_offset, shared_mem)
+            loaded.launch(args, global_size, local_size, global_offset, shared_mem, **on_stream)
         else:
-            loaded.launch(args, global_size, local_size, global_offset)
+            loaded.launch(args, global_size, local_size, global_offset, **on_stream)
 
     def _default_loaded(self):
         target = self.program.target

@@ -39,9 +39,13 @@ class LoadedKernel(Protocol):
     times: StageTimes  # seconds per stage of loading it (the JIT's stages included)
     compile_seconds: float  # their total
 
-    def launch(self, args: Sequence, global_size, local_size, global_offset) -> None:
+    def launch(
+        self, args: Sequence, global_size, local_size, global_offset, *, stream=None
+    ) -> None:
         """Runs the kernel over the NDRange (sizes as the user gave them) and returns when
-        it is done; raises LaunchError for bad arguments or sizes."""
+        it is done; raises LaunchError for bad arguments or sizes. With ``stream`` (a
+        ``spirvjit.Stream`` of the kernel's device) a backend that queues work returns
+        once the launch is queued on it."""
 
 
 class Backend(ABC):
@@ -133,9 +137,50 @@ class Backend(ABC):
         """Frees memory from ``allocate``."""
 
     @abstractmethod
-    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
-        """Copies ``nbytes`` from host memory to device memory."""
+    def copy_to_device(
+        self, device: Device, dst: int, src_host_address: int, nbytes: int, stream=None
+    ) -> None:
+        """Copies ``nbytes`` from host memory to device memory; with ``stream`` (a handle
+        from ``create_stream``) the copy may only be queued on it."""
 
     @abstractmethod
-    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
-        """Copies ``nbytes`` from device memory to host memory."""
+    def copy_to_host(
+        self, device: Device, dst_host_address: int, src: int, nbytes: int, stream=None
+    ) -> None:
+        """Copies ``nbytes`` from device memory to host memory; with ``stream`` the copy
+        may only be queued (the data is there once the stream is synchronised)."""
+
+    # Streams and events (``spirvjit.stream``): handles are the backend's own objects.
+    # A backend that runs everything at once (the CPU) implements them synchronously.
+
+    @abstractmethod
+    def create_stream(self, device: Device) -> object:
+        """A new in-order queue of work on ``device``."""
+
+    @abstractmethod
+    def destroy_stream(self, device: Device, stream: object) -> None:
+        """Releases a stream (its queued work still completes)."""
+
+    @abstractmethod
+    def synchronize_stream(self, device: Device, stream: object) -> None:
+        """Returns when the stream's work is done; raises the errors of that work."""
+
+    @abstractmethod
+    def create_event(self, device: Device) -> object:
+        """A new event (a mark in a stream, with a time)."""
+
+    @abstractmethod
+    def record_event(self, device: Device, event: object, stream: object) -> None:
+        """Marks the point ``stream`` has reached; the event completes when it does."""
+
+    @abstractmethod
+    def synchronize_event(self, device: Device, event: object) -> None:
+        """Returns when the event's last record has completed."""
+
+    @abstractmethod
+    def event_elapsed_ms(self, device: Device, start: object, end: object) -> float:
+        """Milliseconds from event ``start`` to event ``end`` (both recorded and done)."""
+
+    @abstractmethod
+    def destroy_event(self, device: Device, event: object) -> None:
+        """Releases an event."""

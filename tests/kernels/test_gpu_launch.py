@@ -25,13 +25,19 @@ kernel void k(global float* out, constant float* in, local float* tmp, float a, 
 
 
 class FakeContext:
-    """Device memory as a dict of NumPy byte arrays; launches are recorded, not run."""
+    """Device memory as a dict of NumPy byte arrays; launches are recorded, not run.
+
+    Streams and events are recorded too: ``launches`` holds each launch with the stream
+    it was queued on (None: the synchronous path), ``events`` what each call did."""
 
     def __init__(self):
         self.memory: dict[int, np.ndarray] = {}
         self.images: list[bytes] = []
         self.launches = []
         self.freed = []
+        self.streams: list[int] = []  # every stream created
+        self.log: list[tuple] = []  # (call, arguments) of the stream and event calls
+        self.synchronized = 0  # synchronize() calls (the synchronous launch's wait)
 
     def load_module(self, image, what):
         self.image = image
@@ -46,25 +52,50 @@ class FakeContext:
         self.memory[address] = np.zeros(nbytes, dtype=np.uint8)
         return address
 
-    def copy_to_device(self, dst, src, nbytes):
+    def copy_to_device(self, dst, src, nbytes, stream=None):
+        self.log.append(("copy_to_device", dst, nbytes, stream))
         self.memory[dst][:] = np.ctypeslib.as_array(
             (np.ctypeslib.ctypes.c_uint8 * nbytes).from_address(src)
         )
 
-    def copy_to_host(self, dst, src, nbytes):
+    def copy_to_host(self, dst, src, nbytes, stream=None):
+        self.log.append(("copy_to_host", src, nbytes, stream))
         (np.ctypeslib.ctypes.c_uint8 * nbytes).from_address(dst)[:] = bytes(self.memory[src])
 
-    def launch(self, function, global_size, local_size, shared, params):
+    def launch(self, function, global_size, local_size, shared, params, stream=None):
         self.launches.append((function, global_size, local_size, shared, params))
+        self.log.append(("launch", function, stream))
         # "Run" the kernel: out[0] = 42, so the copy back is visible.
         out = struct.unpack("<Q", params[0])[0]
         self.memory[out][:4] = np.frombuffer(np.float32(42).tobytes(), np.uint8)
 
     def synchronize(self):
-        pass
+        self.synchronized += 1
 
     def free(self, address):
         self.freed.append(address)
+
+    def create_stream(self):
+        self.streams.append(0x7F00_0000_0000 + 0x10 * len(self.streams))
+        return self.streams[-1]
+
+    def create_event(self):
+        self.log.append(("create_event",))
+        return 0x7E00_0000_0000 + len(self.log)
+
+    def __getattr__(self, name):
+        # destroy_stream, synchronize_stream, record_event, ...: recorded.
+        if name in (
+            "destroy_stream",
+            "synchronize_stream",
+            "record_event",
+            "synchronize_event",
+            "destroy_event",
+        ):
+            return lambda *args: self.log.append((name, *args))
+        if name == "elapsed_ms":
+            return lambda start, end: self.log.append((name, start, end)) or 1.25
+        raise AttributeError(name)
 
 
 @pytest.fixture

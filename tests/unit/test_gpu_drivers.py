@@ -248,6 +248,119 @@ def test_hip_without_ext_launch_needs_whole_groups(monkeypatch):
     assert fake.last("hipModuleLaunchKernel")[:8] == (0x10, 4, 2, 1, 256, 1, 1, 0)
 
 
+_STREAM_CALLS = {
+    cuda: {
+        "create_stream": "cuStreamCreate",
+        "destroy_stream": "cuStreamDestroy_v2",
+        "synchronize_stream": "cuStreamSynchronize",
+        "create_event": "cuEventCreate",
+        "record_event": "cuEventRecord",
+        "synchronize_event": "cuEventSynchronize",
+        "elapsed_ms": "cuEventElapsedTime",
+        "destroy_event": "cuEventDestroy_v2",
+        "to_device_async": "cuMemcpyHtoDAsync_v2",
+        "to_host_async": "cuMemcpyDtoHAsync_v2",
+        "launch": "cuLaunchKernel",
+    },
+    hip: {
+        "create_stream": "hipStreamCreate",
+        "destroy_stream": "hipStreamDestroy",
+        "synchronize_stream": "hipStreamSynchronize",
+        "create_event": "hipEventCreate",
+        "record_event": "hipEventRecord",
+        "synchronize_event": "hipEventSynchronize",
+        "elapsed_ms": "hipEventElapsedTime",
+        "destroy_event": "hipEventDestroy",
+        "to_device_async": "hipMemcpyHtoDAsync",
+        "to_host_async": "hipMemcpyDtoHAsync",
+        "launch": "hipExtModuleLaunchKernel",
+    },
+}
+
+
+def _context(module):
+    return cuda.CudaContext(0) if module is cuda else hip.HipContext(0)
+
+
+@pytest.mark.parametrize("module", [cuda, hip], ids=["cuda", "hip"])
+def test_streams_and_events_pass_their_handles(monkeypatch, module):
+    calls = _STREAM_CALLS[module]
+
+    def elapsed(out, start, end):
+        out._obj.value = 2.5
+        return 0
+
+    fake = _install(monkeypatch, module, FakeDriver(hooks={calls["elapsed_ms"]: elapsed}))
+    context = _context(module)
+    stream = context.create_stream()
+    # CUDA's create calls take flags (0: a blocking stream, a timed event); HIP's none.
+    flags = (0,) if module is cuda else ()
+    assert stream > 1 << 32 and fake.last(calls["create_stream"])[1:] == flags
+    start, end = context.create_event(), context.create_event()
+    assert start != end and fake.last(calls["create_event"])[1:] == flags
+    context.record_event(start, stream)
+    assert fake.last(calls["record_event"]) == (start, stream)
+    context.launch(0x10, (256, 1, 1), (64, 1, 1), 0, [], stream=stream)
+    assert fake.last(calls["launch"])[8] == stream
+    context.copy_to_device(0x2000, 0x3000, 64, stream)
+    assert fake.last(calls["to_device_async"]) == (0x2000, 0x3000, 64, stream)
+    context.copy_to_host(0x3000, 0x2000, 64, stream)
+    assert fake.last(calls["to_host_async"]) == (0x3000, 0x2000, 64, stream)
+    context.record_event(end, stream)
+    context.synchronize_stream(stream)
+    assert fake.last(calls["synchronize_stream"]) == (stream,)
+    context.synchronize_event(end)
+    assert fake.last(calls["synchronize_event"]) == (end,)
+    assert context.elapsed_ms(start, end) == 2.5
+    assert fake.last(calls["elapsed_ms"])[1:] == (start, end)
+    context.destroy_event(start)
+    assert fake.last(calls["destroy_event"]) == (start,)
+    context.destroy_stream(stream)
+    assert fake.last(calls["destroy_stream"]) == (stream,)
+    # No stream: the synchronous calls and the default stream, as before.
+    names = fake.names()
+    context.copy_to_device(0x2000, 0x3000, 64)
+    context.launch(0x10, (256, 1, 1), (64, 1, 1), 0, [])
+    assert calls["to_device_async"] not in fake.names()[len(names) :]
+    assert fake.last(calls["launch"])[8] is None
+
+
+@pytest.mark.parametrize("module", [cuda, hip], ids=["cuda", "hip"])
+@pytest.mark.parametrize(
+    "method, key, args, what",
+    [
+        ("synchronize_stream", "synchronize_stream", (0x40,), "waiting for a stream"),
+        ("create_stream", "create_stream", (), "creating a stream"),
+        ("record_event", "record_event", (0x50, 0x40), "recording an event"),
+        ("synchronize_event", "synchronize_event", (0x50,), "waiting for an event"),
+        ("elapsed_ms", "elapsed_ms", (0x50, 0x60), "timing events"),
+        ("copy_to_host", "to_host_async", (0x3000, 0x2000, 8, 0x40), "copying 8 bytes from"),
+    ],
+)
+def test_stream_and_event_errors_name_the_call(monkeypatch, module, method, key, args, what):
+    """A fault in queued work is reported when waiting for it: the error names the call
+    and the driver's error, with the hint for a faulted kernel."""
+    call = _STREAM_CALLS[module][key]
+    fake = FakeDriver(errors={call: 700})
+    if module is cuda:
+
+        def error_name(code, out):
+            out._obj.value = b"CUDA_ERROR_ILLEGAL_ADDRESS"
+            return 0
+
+        fake.hooks["cuGetErrorName"] = error_name
+    else:
+        fake.hooks["hipGetErrorName"] = lambda code: b"hipErrorIllegalAddress"
+        fake.hooks["hipGetErrorString"] = lambda code: b"illegal address"
+    _install(monkeypatch, module, fake)
+    context = _context(module)
+    with pytest.raises(GpuDriverError) as caught:
+        getattr(context, method)(*args)
+    error = caught.value
+    assert (error.call, error.code) == (call, 700)
+    assert what in str(error) and "restart the process" in error.hint
+
+
 def test_hip_errors_use_the_runtime_names(monkeypatch):
     fake = FakeDriver(errors={"hipMalloc": 2})
     fake.hooks["hipGetErrorName"] = lambda code: b"hipErrorOutOfMemory"
@@ -355,8 +468,60 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 int cuFuncSetAttribute(void *f, int a, int v) { seen[12] = a; seen[13] = v; return 0; }
 int cuCtxSynchronize(void) { return 0; }
 int cuGetErrorName(int c, const char **s) {
-    *s = c == 218 ? "CUDA_ERROR_INVALID_PTX" : "CUDA_ERROR_OUT_OF_MEMORY";
+    *s = c == 218 ? "CUDA_ERROR_INVALID_PTX"
+       : c == 400 ? "CUDA_ERROR_INVALID_HANDLE" : "CUDA_ERROR_OUT_OF_MEMORY";
     return 0;
+}
+/* Streams and events, both APIs: one stream handle, events numbered from EVENT0; an
+   event's "time" is its number, so the elapsed time shows which events were passed. */
+#define STREAM H(0x7f0000000040)
+#define EVENT0 0x7f0000000100ull
+static unsigned events;
+static int make_stream(void **s) { *s = STREAM; return 0; }
+static int is_stream(void *s) { return s == STREAM ? 0 : 400; }
+static int make_event(void **e) { *e = H(EVENT0 + 0x10 * events++); return 0; }
+static int is_event(void *e) { return (uintptr_t)e >= EVENT0 ? 0 : 400; }
+static int record_event(void *e, void *s) {
+    seen[14] = (uintptr_t)e;
+    seen[15] = (uintptr_t)s;
+    return is_event(e);
+}
+static int elapsed(float *ms, void *a, void *b) {
+    *ms = ((float)((uintptr_t)b - (uintptr_t)a)) / 64.0f;
+    return is_event(a) || is_event(b) ? 400 : 0;
+}
+static int copy_async(void *d, const void *s, size_t n, void *stream) {
+    if (is_stream(stream)) return 400;
+    memcpy(d, s, n);
+    return 0;
+}
+int cuStreamCreate(void **s, unsigned flags) { return flags ? 1 : make_stream(s); }
+int cuStreamDestroy_v2(void *s) { return is_stream(s); }
+int cuStreamSynchronize(void *s) { return is_stream(s); }
+int cuEventCreate(void **e, unsigned flags) { return flags ? 1 : make_event(e); }
+int cuEventRecord(void *e, void *s) { return record_event(e, s); }
+int cuEventSynchronize(void *e) { return is_event(e); }
+int cuEventElapsedTime(float *ms, void *a, void *b) { return elapsed(ms, a, b); }
+int cuEventDestroy_v2(void *e) { return is_event(e); }
+int cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st) {
+    return copy_async(H(d), s, n, st);
+}
+int cuMemcpyDtoHAsync_v2(void *d, uint64_t s, size_t n, void *st) {
+    return copy_async(d, H(s), n, st);
+}
+int hipStreamCreate(void **s) { return make_stream(s); }
+int hipStreamDestroy(void *s) { return is_stream(s); }
+int hipStreamSynchronize(void *s) { return is_stream(s); }
+int hipEventCreate(void **e) { return make_event(e); }
+int hipEventRecord(void *e, void *s) { return record_event(e, s); }
+int hipEventSynchronize(void *e) { return is_event(e); }
+int hipEventElapsedTime(float *ms, void *a, void *b) { return elapsed(ms, a, b); }
+int hipEventDestroy(void *e) { return is_event(e); }
+int hipMemcpyHtoDAsync(void *d, const void *s, size_t n, void *st) {
+    return copy_async(d, s, n, st);
+}
+int hipMemcpyDtoHAsync(void *d, const void *s, size_t n, void *st) {
+    return copy_async(d, s, n, st);
 }
 int cuGetErrorString(int c, const char **s) { *s = "stub"; return 0; }
 int hipInit(unsigned flags) { return flags; }
@@ -389,7 +554,9 @@ int hipExtModuleLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uin
     return record(f, gx, gy, gz, bx, by, bz, shared, stream, kp, extra);
 }
 int hipDeviceSynchronize(void) { return 0; }
-const char *hipGetErrorName(int c) { return c == 2 ? "hipErrorOutOfMemory" : "hipErrorUnknown"; }
+const char *hipGetErrorName(int c) {
+    return c == 2 ? "hipErrorOutOfMemory" : c == 400 ? "hipErrorInvalidHandle" : "hipErrorUnknown";
+}
 const char *hipGetErrorString(int c) { return "stub"; }
 """
 
@@ -426,6 +593,42 @@ def _stub_round_trip_and_errors(context, module) -> None:
         context.alloc(1 << 40)
 
 
+def _stub_streams_and_events(context, seen, function: int, params, invalid_handle: str) -> None:
+    """Every stream and event call through the real C ABI: the handles (above 32 bits)
+    reach the functions that take them, the elapsed time comes back as a float, the
+    asynchronous copies move the data, and a bad handle becomes the driver's error."""
+    stream = context.create_stream()
+    assert stream == 0x7F0000000040
+    start, end = context.create_event(), context.create_event()
+    assert end - start == 0x10 and start >= 0x7F0000000100
+    context.record_event(start, stream)
+    assert list(seen[14:16]) == [start, stream]
+    context.launch(function, (1024, 1, 1), (256, 1, 1), 0, params, stream=stream)
+    assert seen[8] == stream  # the launch's stream slot
+    data = bytes(range(100, 200))
+    source = (ctypes.c_ubyte * len(data)).from_buffer_copy(data)
+    result = (ctypes.c_ubyte * len(data))()
+    pointer = context.alloc(len(data))
+    context.copy_to_device(pointer, ctypes.addressof(source), len(data), stream)
+    context.copy_to_host(ctypes.addressof(result), pointer, len(data), stream)
+    context.record_event(end, stream)
+    context.synchronize_stream(stream)
+    context.synchronize_event(end)
+    assert bytes(result) == data
+    assert context.elapsed_ms(start, end) == 0.25  # (end - start) / 64 in the stub
+    context.destroy_event(start)
+    context.destroy_event(end)
+    with pytest.raises(GpuDriverError, match=invalid_handle) as caught:
+        context.synchronize_stream(0x1234)
+    assert caught.value.code == 400 and "waiting for a stream" in str(caught.value)
+    with pytest.raises(GpuDriverError, match=invalid_handle):
+        context.copy_to_device(pointer, ctypes.addressof(source), len(data), 0x1234)
+    with pytest.raises(GpuDriverError, match="timing events"):
+        context.elapsed_ms(0x10, end)
+    context.free(pointer)
+    context.destroy_stream(stream)
+
+
 def test_cuda_prototypes_match_the_c_abi(monkeypatch, stub_library):
     seen = _stub(monkeypatch, cuda, stub_library)
     assert cuda.devices() == [cuda.GpuDeviceInfo("nvidia", 0, "Stub 0", "sm_89", 1016, 1001, 1097)]
@@ -441,6 +644,7 @@ def test_cuda_prototypes_match_the_c_abi(monkeypatch, stub_library):
     expected = [function, 4, 3, 1, 64, 2, 1, 64 * 1024, 0, 0, 0x1122334455667788, 7, 8, 64 * 1024]
     assert list(seen[:14]) == expected
     context.synchronize()
+    _stub_streams_and_events(context, seen, function, params, "CUDA_ERROR_INVALID_HANDLE")
     module.unload()
     _stub_round_trip_and_errors(context, cuda)
 
@@ -459,6 +663,7 @@ def test_hip_prototypes_match_the_c_abi(monkeypatch, stub_library):
     expected = [function, 1000, 3, 1, 256, 1, 1, 128, 0, 0, 0x1122334455667788, 7, 0]
     assert list(seen[:13]) == expected
     context.synchronize()
+    _stub_streams_and_events(context, seen, function, params, "hipErrorInvalidHandle")
     module.unload()
     _stub_round_trip_and_errors(context, hip)
 

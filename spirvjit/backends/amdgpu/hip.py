@@ -12,7 +12,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_uint, c_void_p
 
 from ..gpu.driver import (
     DeviceContext,
@@ -53,6 +53,16 @@ _PROTOTYPES: dict[str, Prototype] = {
         + [c_void_p, c_void_p, c_uint],
     ),
     "hipDeviceSynchronize": (c_int, []),
+    "hipMemcpyHtoDAsync": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
+    "hipMemcpyDtoHAsync": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
+    "hipStreamCreate": (c_int, [_VOIDPP]),
+    "hipStreamDestroy": (c_int, [c_void_p]),
+    "hipStreamSynchronize": (c_int, [c_void_p]),
+    "hipEventCreate": (c_int, [_VOIDPP]),
+    "hipEventRecord": (c_int, [c_void_p, c_void_p]),
+    "hipEventSynchronize": (c_int, [c_void_p]),
+    "hipEventElapsedTime": (c_int, [POINTER(c_float), c_void_p, c_void_p]),
+    "hipEventDestroy": (c_int, [c_void_p]),
     "hipGetErrorName": (c_char_p, [c_int]),
     "hipGetErrorString": (c_char_p, [c_int]),
 }
@@ -179,6 +189,16 @@ class HipContext(DeviceContext):
         "to_device": "hipMemcpyHtoD",
         "to_host": "hipMemcpyDtoH",
         "synchronize": "hipDeviceSynchronize",
+        "to_device_async": "hipMemcpyHtoDAsync",
+        "to_host_async": "hipMemcpyDtoHAsync",
+        "stream_create": "hipStreamCreate",
+        "stream_destroy": "hipStreamDestroy",
+        "stream_synchronize": "hipStreamSynchronize",
+        "event_create": "hipEventCreate",
+        "event_record": "hipEventRecord",
+        "event_synchronize": "hipEventSynchronize",
+        "event_elapsed": "hipEventElapsedTime",
+        "event_destroy": "hipEventDestroy",
     }
 
     def __init__(self, index: int):
@@ -204,13 +224,15 @@ class HipContext(DeviceContext):
         local_size: tuple[int, int, int],
         shared_bytes: int,
         params: Sequence[bytes],
+        stream: int | None = None,
     ) -> None:
         """Launches ``function`` over ``global_size`` work-items in groups of ``local_size``.
 
         hipExtModuleLaunchKernel takes the global size in work-items, so the last
         group may be partial (as in OpenCL 2.0+); without it, whole groups are needed
         as on CUDA. ``params`` holds each kernel parameter's bytes. An empty launch
-        (a zero global size) does nothing.
+        (a zero global size) does nothing. ``stream``: a handle from create_stream (None:
+        the default stream); the call returns once the launch is queued.
         """
         kernel = self._names.get(function)
         extended = hasattr(_driver.ready(), "hipExtModuleLaunchKernel")
@@ -224,7 +246,7 @@ class HipContext(DeviceContext):
         self._use()
         args = KernelParams(params)
         what = f"launch on HIP device {self.index}"
-        launch = (function, *sizes, *local_size, shared_bytes, None, args.array, None)
+        launch = (function, *sizes, *local_size, shared_bytes, stream, args.array, None)
         if extended:
             _call(what, "hipExtModuleLaunchKernel", *launch, None, None, 0, kernel=kernel)
         else:

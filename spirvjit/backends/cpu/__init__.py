@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 
@@ -157,11 +158,54 @@ class CpuBackend(Backend):
             if self._buffers.pop(address, None) is None:
                 raise LaunchError(f"free of {address:#x}, which allocate did not return")
 
-    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
+    def copy_to_device(
+        self, device: Device, dst: int, src_host_address: int, nbytes: int, stream=None
+    ) -> None:
         ctypes.memmove(dst, src_host_address, nbytes)
 
-    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
+    def copy_to_host(
+        self, device: Device, dst_host_address: int, src: int, nbytes: int, stream=None
+    ) -> None:
         ctypes.memmove(dst_host_address, src, nbytes)
+
+    # Launches and copies on the host run at once, so a stream has nothing to queue and
+    # an event's time is the host's clock when it is recorded: the same code runs on a
+    # GPU, where they are asynchronous.
+
+    def create_stream(self, device: Device) -> object:
+        return object()
+
+    def destroy_stream(self, device: Device, stream: object) -> None:
+        pass
+
+    def synchronize_stream(self, device: Device, stream: object) -> None:
+        pass
+
+    def create_event(self, device: Device) -> HostEvent:
+        return HostEvent()
+
+    def record_event(self, device: Device, event: HostEvent, stream: object) -> None:
+        event.time = time.perf_counter()
+
+    def synchronize_event(self, device: Device, event: HostEvent) -> None:
+        pass
+
+    def event_elapsed_ms(self, device: Device, start: HostEvent, end: HostEvent) -> float:
+        if start.time is None or end.time is None:
+            raise LaunchError("elapsed time of an event that was never recorded: record it first")
+        return (end.time - start.time) * 1000.0
+
+    def destroy_event(self, device: Device, event: HostEvent) -> None:
+        pass
+
+
+class HostEvent:
+    """An event on the host CPU: the time it was last recorded (None: never)."""
+
+    __slots__ = ("time",)
+
+    def __init__(self) -> None:
+        self.time: float | None = None
 
 
 def host_device() -> Device:

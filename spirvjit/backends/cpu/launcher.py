@@ -198,9 +198,16 @@ class CpuKernel:
         self._plans: dict[tuple, LaunchPlan] = {}  # NDRange -> checked sizes and record
 
     def launch(
-        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+        self,
+        args: Sequence,
+        global_size,
+        local_size,
+        global_offset,
+        dynamic_shared: int = 0,
+        stream=None,
     ) -> None:
-        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``)."""
+        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``).
+        ``stream``: accepted for portability; a host launch runs at once (stream.py)."""
         key = (global_size, local_size, global_offset)
         try:
             plan = self._plans[key]

@@ -197,8 +197,36 @@ class GpuBackend(Backend):
     def free(self, device: Device, address: int) -> None:
         self.context(device).free(address)
 
-    def copy_to_device(self, device: Device, dst: int, src_host_address: int, nbytes: int) -> None:
-        self.context(device).copy_to_device(dst, src_host_address, nbytes)
+    def copy_to_device(
+        self, device: Device, dst: int, src_host_address: int, nbytes: int, stream=None
+    ) -> None:
+        self.context(device).copy_to_device(dst, src_host_address, nbytes, stream)
 
-    def copy_to_host(self, device: Device, dst_host_address: int, src: int, nbytes: int) -> None:
-        self.context(device).copy_to_host(dst_host_address, src, nbytes)
+    def copy_to_host(
+        self, device: Device, dst_host_address: int, src: int, nbytes: int, stream=None
+    ) -> None:
+        self.context(device).copy_to_host(dst_host_address, src, nbytes, stream)
+
+    def create_stream(self, device: Device) -> int:
+        return self.context(device).create_stream()
+
+    def destroy_stream(self, device: Device, stream: int) -> None:
+        self.context(device).destroy_stream(stream)
+
+    def synchronize_stream(self, device: Device, stream: int) -> None:
+        self.context(device).synchronize_stream(stream)
+
+    def create_event(self, device: Device) -> int:
+        return self.context(device).create_event()
+
+    def record_event(self, device: Device, event: int, stream: int) -> None:
+        self.context(device).record_event(event, stream)
+
+    def synchronize_event(self, device: Device, event: int) -> None:
+        self.context(device).synchronize_event(event)
+
+    def event_elapsed_ms(self, device: Device, start: int, end: int) -> float:
+        return self.context(device).elapsed_ms(start, end)
+
+    def destroy_event(self, device: Device, event: int) -> None:
+        self.context(device).destroy_event(event)

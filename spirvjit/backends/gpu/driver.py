@@ -297,7 +297,10 @@ class DeviceContext:
     driver: Driver
     device_word: str  # "CUDA device", "HIP device": how errors name the device
     pointer_type: type = ctypes.c_void_p  # what the allocation call writes
-    calls: dict[str, str]  # alloc, free, to_device, to_host, synchronize -> driver call
+    # alloc, free, to_device(_async), to_host(_async), synchronize, stream_create,
+    # stream_destroy, stream_synchronize, event_create, event_record, event_synchronize,
+    # event_elapsed, event_destroy -> the driver's call
+    calls: dict[str, str]
     index: int
 
     def _use(self) -> None:
@@ -319,20 +322,97 @@ class DeviceContext:
         what = f"freeing device memory on {self.device_word} {self.index}"
         self._call(what, self.calls["free"], pointer)
 
-    def copy_to_device(self, dst: int, src_host_address: int, nbytes: int) -> None:
+    def copy_to_device(
+        self, dst: int, src_host_address: int, nbytes: int, stream: int | None = None
+    ) -> None:
+        """Copies host memory to the device; on ``stream`` (a handle from create_stream)
+        the copy is queued after the stream's work and the host memory must stay alive
+        and unchanged until the stream is synchronised."""
         self._use()
         what = f"copying {nbytes} bytes to {self.device_word} {self.index}"
-        self._call(what, self.calls["to_device"], dst, src_host_address, nbytes)
+        if stream is None:
+            self._call(what, self.calls["to_device"], dst, src_host_address, nbytes)
+        else:
+            self._call(what, self.calls["to_device_async"], dst, src_host_address, nbytes, stream)
 
-    def copy_to_host(self, dst_host_address: int, src: int, nbytes: int) -> None:
+    def copy_to_host(
+        self, dst_host_address: int, src: int, nbytes: int, stream: int | None = None
+    ) -> None:
+        """Copies device memory to the host; on ``stream`` the copy is queued and the
+        host memory holds the data once the stream is synchronised."""
         self._use()
         what = f"copying {nbytes} bytes from {self.device_word} {self.index}"
-        self._call(what, self.calls["to_host"], dst_host_address, src, nbytes)
+        if stream is None:
+            self._call(what, self.calls["to_host"], dst_host_address, src, nbytes)
+        else:
+            self._call(what, self.calls["to_host_async"], dst_host_address, src, nbytes, stream)
 
     def synchronize(self) -> None:
         """Waits for all launches; a kernel fault is reported here."""
         self._use()
         self._call(f"waiting for {self.device_word} {self.index}", self.calls["synchronize"])
+
+    # ----- streams and events ----------------------------------------------------------
+    # Streams are created blocking (the drivers' default flags): they wait for the legacy
+    # default stream the synchronous launches and copies use, so mixing both is ordered.
+    # Events are created with timing enabled (the default flags).
+
+    create_flags: tuple[int, ...] = ()  # what the create calls take after the out-pointer
+
+    def _create(self, what: str, call: str) -> int:
+        self._use()
+        handle = ctypes.c_void_p()
+        self._call(
+            f"{what} on {self.device_word} {self.index}",
+            call,
+            ctypes.byref(handle),
+            *self.create_flags,
+        )
+        return handle.value or 0
+
+    def create_stream(self) -> int:
+        """A new stream (queue); work on it runs in order, asynchronously to the host."""
+        return self._create("creating a stream", self.calls["stream_create"])
+
+    def destroy_stream(self, stream: int) -> None:
+        self._use()
+        what = f"destroying a stream on {self.device_word} {self.index}"
+        self._call(what, self.calls["stream_destroy"], stream)
+
+    def synchronize_stream(self, stream: int) -> None:
+        """Waits for the stream's work; a kernel fault on it is reported here."""
+        self._use()
+        what = f"waiting for a stream on {self.device_word} {self.index}"
+        self._call(what, self.calls["stream_synchronize"], stream)
+
+    def create_event(self) -> int:
+        """A new event, for ordering and timing work on streams."""
+        return self._create("creating an event", self.calls["event_create"])
+
+    def record_event(self, event: int, stream: int | None) -> None:
+        """Marks the point ``stream`` (None: the default stream) has reached."""
+        self._use()
+        what = f"recording an event on {self.device_word} {self.index}"
+        self._call(what, self.calls["event_record"], event, stream)
+
+    def synchronize_event(self, event: int) -> None:
+        """Waits until the work before the event's last record is done."""
+        self._use()
+        what = f"waiting for an event on {self.device_word} {self.index}"
+        self._call(what, self.calls["event_synchronize"], event)
+
+    def elapsed_ms(self, start: int, end: int) -> float:
+        """Milliseconds between two recorded events (both must have completed)."""
+        self._use()
+        milliseconds = ctypes.c_float()
+        what = f"timing events on {self.device_word} {self.index}"
+        self._call(what, self.calls["event_elapsed"], ctypes.byref(milliseconds), start, end)
+        return milliseconds.value
+
+    def destroy_event(self, event: int) -> None:
+        self._use()
+        what = f"destroying an event on {self.device_word} {self.index}"
+        self._call(what, self.calls["event_destroy"], event)
 
 
 class LoadedModule:

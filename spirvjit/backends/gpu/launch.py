@@ -1,6 +1,7 @@
 """Launching a kernel on a GPU: NumPy arrays go to the device and back around one
 synchronous launch, through the vendor's driver (``backends/nvptx/cuda.py``,
-``backends/amdgpu/hip.py``). GPU memory (``__cuda_array_interface__``: spirvjit.Array,
+``backends/amdgpu/hip.py``); a launch on a stream (``spirvjit.Stream``) is queued and
+takes device memory only. GPU memory (``__cuda_array_interface__``: spirvjit.Array,
 torch CUDA/ROCm tensors, CuPy arrays) is passed by its address, without copies.
 
 The kernel's parameters are packed as its GPU entry point takes them (see
@@ -69,9 +70,21 @@ class GpuKernel:
             return self._large_function
 
     def launch(
-        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+        self,
+        args: Sequence,
+        global_size,
+        local_size,
+        global_offset,
+        dynamic_shared: int = 0,
+        stream=None,
     ) -> None:
-        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``)."""
+        """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``).
+
+        Without ``stream``: host arrays are copied in, the kernel runs and the writable
+        ones are copied back before returning. With ``stream`` (a spirvjit.Stream of
+        this device): the launch is queued on it and this returns at once, so every
+        buffer must already be device memory; a host array is refused (copying it back
+        would need the launch to be waited for)."""
         sig = self.signature
         gs, ls, offset, dims = normalize_sizes(
             sig.name, global_size, local_size, global_offset, self.device.max_work_group_size
@@ -100,6 +113,15 @@ class GpuKernel:
                     found = None if isinstance(value, np.ndarray) else device_buffer(value)
                     if found is not None:
                         address = found.address  # already on the device: no copies
+                    elif value is not None and stream is not None:
+                        raise LaunchError(
+                            f"argument '{spec.name}' is host memory "
+                            f"({type(value).__name__}); a launch on a stream is "
+                            "asynchronous and takes device memory only: pass "
+                            "spirvjit.asarray(x, device=...) (read it back with "
+                            "to_numpy), or launch without stream= to copy it in and out",
+                            sig.name,
+                        )
                     elif value is not None:
                         host = host_array(value)  # checked by pack() above
                         address = ctx.alloc(host.nbytes)
@@ -125,7 +147,11 @@ class GpuKernel:
                     sig.name,
                 )
             params.append(struct.pack("<QQQI", *offset, dims))
-            ctx.launch(self._function_for(items), gs, ls, shared, params)
+            function = self._function_for(items)
+            if stream is not None:
+                ctx.launch(function, gs, ls, shared, params, stream=stream.handle)
+                return  # no host copies (refused above), so nothing to wait for
+            ctx.launch(function, gs, ls, shared, params)
             ctx.synchronize()
             for host, address in copy_back:
                 ctx.copy_to_host(host.ctypes.data, address, host.nbytes)

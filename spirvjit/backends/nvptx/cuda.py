@@ -11,7 +11,7 @@ import contextlib
 import ctypes
 import sys
 from collections.abc import Sequence
-from ctypes import POINTER, byref, c_char_p, c_int, c_size_t, c_uint, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_char_p, c_float, c_int, c_size_t, c_uint, c_uint64, c_void_p
 
 from ..gpu.driver import (
     DeviceContext,
@@ -45,6 +45,16 @@ _PROTOTYPES: dict[str, Prototype] = {
     "cuLaunchKernel": (c_int, [c_void_p] + [c_uint] * 7 + [c_void_p, _VOIDPP, _VOIDPP]),
     "cuFuncSetAttribute": (c_int, [c_void_p, c_int, c_int]),
     "cuCtxSynchronize": (c_int, []),
+    "cuMemcpyHtoDAsync_v2": (c_int, [c_uint64, c_void_p, c_size_t, c_void_p]),
+    "cuMemcpyDtoHAsync_v2": (c_int, [c_void_p, c_uint64, c_size_t, c_void_p]),
+    "cuStreamCreate": (c_int, [_VOIDPP, c_uint]),
+    "cuStreamDestroy_v2": (c_int, [c_void_p]),
+    "cuStreamSynchronize": (c_int, [c_void_p]),
+    "cuEventCreate": (c_int, [_VOIDPP, c_uint]),
+    "cuEventRecord": (c_int, [c_void_p, c_void_p]),
+    "cuEventSynchronize": (c_int, [c_void_p]),
+    "cuEventElapsedTime": (c_int, [POINTER(c_float), c_void_p, c_void_p]),
+    "cuEventDestroy_v2": (c_int, [c_void_p]),
     "cuGetErrorName": (c_int, [c_int, POINTER(c_char_p)]),
     "cuGetErrorString": (c_int, [c_int, POINTER(c_char_p)]),
 }
@@ -159,7 +169,18 @@ class CudaContext(DeviceContext):
         "to_device": "cuMemcpyHtoD_v2",
         "to_host": "cuMemcpyDtoH_v2",
         "synchronize": "cuCtxSynchronize",
+        "to_device_async": "cuMemcpyHtoDAsync_v2",
+        "to_host_async": "cuMemcpyDtoHAsync_v2",
+        "stream_create": "cuStreamCreate",
+        "stream_destroy": "cuStreamDestroy_v2",
+        "stream_synchronize": "cuStreamSynchronize",
+        "event_create": "cuEventCreate",
+        "event_record": "cuEventRecord",
+        "event_synchronize": "cuEventSynchronize",
+        "event_elapsed": "cuEventElapsedTime",
+        "event_destroy": "cuEventDestroy_v2",
     }
+    create_flags = (0,)  # CU_STREAM_DEFAULT, CU_EVENT_DEFAULT (blocking, timed)
 
     def __init__(self, index: int):
         _driver.ready()
@@ -197,12 +218,15 @@ class CudaContext(DeviceContext):
         local_size: tuple[int, int, int],
         shared_bytes: int,
         params: Sequence[bytes],
+        stream: int | None = None,
     ) -> None:
         """Launches ``function`` over ``global_size`` work-items in groups of ``local_size``.
 
         CUDA runs whole blocks only: a global size that is not a multiple of the local
         size raises GpuDriverError before any driver call. ``params`` holds each kernel
-        parameter's bytes. An empty launch (a zero global size) does nothing.
+        parameter's bytes. An empty launch (a zero global size) does nothing. ``stream``:
+        a handle from create_stream (None: the default stream); the call returns once the
+        launch is queued.
         """
         kernel = self._names.get(function)
         grid = check_whole_groups(global_size, local_size, kernel, shared_bytes)
@@ -214,5 +238,5 @@ class CudaContext(DeviceContext):
             attribute = FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _call(what, "cuFuncSetAttribute", function, attribute, shared_bytes, kernel=kernel)
         args = KernelParams(params)
-        launch = (function, *grid, *local_size, shared_bytes, None, args.array, None)
+        launch = (function, *grid, *local_size, shared_bytes, stream, args.array, None)
         _call(what, "cuLaunchKernel", *launch, kernel=kernel)
