@@ -145,7 +145,8 @@ def test_tables() -> None:
 
 
 def test_import_is_fast() -> None:
-    """A fresh interpreter runs grammar.py (tables only; enums come on use) in < 30 ms.
+    """A fresh interpreter runs grammar.py (tables only; enums come on use) in < 30 ms of
+    CPU time (not wall time: a loaded machine must not fail it).
 
     The file is loaded on its own so that the package's other imports are not counted.
     """
@@ -153,8 +154,8 @@ def test_import_is_fast() -> None:
         "import importlib.util, sys, time; "
         f"spec = importlib.util.spec_from_file_location('g', {str(GRAMMAR_PY)!r}); "
         "module = importlib.util.module_from_spec(spec); "
-        "t = time.perf_counter(); spec.loader.exec_module(module); "
-        "print(time.perf_counter() - t)"
+        "t = time.process_time(); spec.loader.exec_module(module); "
+        "print(time.process_time() - t)"
     )
     times = [
         float(

@@ -19,7 +19,7 @@ from spirvjit.ubin.writer import write_bytes
 
 SEED = write_bytes(S.contents())
 ROWS = S.sections(SEED)
-TIME_LIMIT_S = 0.5  # the seed reads in well under a millisecond
+TIME_LIMIT_S = 0.5  # CPU seconds; the seed reads in well under a millisecond
 MEMORY_LIMIT = 8 << 20  # far above the seed's decompressed size, far below a zip bomb
 
 FUZZ = settings(
@@ -32,7 +32,7 @@ FUZZ = settings(
 
 def check(data: bytes) -> None:
     """Read everything: only BinaryFormatError may escape, quickly, in bounded memory."""
-    start = time.perf_counter()
+    start = time.thread_time()
     tracemalloc.start()
     try:
         binary = UnifiedBinary(data)
@@ -44,7 +44,7 @@ def check(data: bytes) -> None:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     assert peak < MEMORY_LIMIT + 4 * len(data)
-    assert time.perf_counter() - start < TIME_LIMIT_S
+    assert time.thread_time() - start < TIME_LIMIT_S
 
 
 def test_seed_reads():
@@ -311,7 +311,7 @@ def campaign(seed: int, count: int, hang_s: float = 2.0) -> dict:
     slowest = 0.0
     for _ in range(count):
         data = mutate(rng, rng.choice(seeds))
-        start = time.perf_counter()
+        start = time.thread_time()
         try:
             read_all(data)
         except BinaryFormatError:
@@ -319,7 +319,7 @@ def campaign(seed: int, count: int, hang_s: float = 2.0) -> dict:
         except Exception as exc:  # an escape: record where it came from
             frame = traceback.extract_tb(exc.__traceback__)[-1]
             escapes[f"{type(exc).__name__} at {frame.filename}:{frame.lineno}"] += 1
-        took = time.perf_counter() - start
+        took = time.thread_time() - start
         slowest = max(slowest, took)
         hangs += took > hang_s
     return {
