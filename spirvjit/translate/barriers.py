@@ -37,7 +37,9 @@ class SteppedKernel:
     """A kernel prepared for step-mode translation."""
 
     function: Function
-    continuations: dict[int, int]  # offset of each OpControlBarrier -> its continuation label
+    # label of the block each OpControlBarrier ends -> its continuation label. (Not the
+    # barrier's word offset: the inlined copies of a helper share their barrier's offset.)
+    continuations: dict[int, int]
     states: dict[int, int]  # continuation label -> state number (1, 2, ...)
     crossing: set[int] = field(default_factory=set)
 
@@ -191,7 +193,7 @@ def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:
 
 def split_at_barriers(fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
     """Ends a block at each OpControlBarrier; returns the new function and, per barrier
-    (by word offset), the label of the block that resumes after it."""
+    (by the label of the block it now ends), the label of the block that resumes after it."""
     blocks: list[Block] = []
     continuations: dict[int, int] = {}
     renamed: dict[int, int] = {}
@@ -201,7 +203,7 @@ def split_at_barriers(fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]
             current.append(inst)
             if inst.opname == "OpControlBarrier":
                 resume = ids.fresh()
-                continuations[inst.offset] = resume
+                continuations[label] = resume
                 blocks.append(Block(label, current, block.offset))
                 label, current = resume, []
         blocks.append(Block(label, current, block.offset))
@@ -217,7 +219,7 @@ def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
     if last is None:
         return []
     if last.opname == "OpControlBarrier":
-        return [continuations[last.offset]]
+        return [continuations[block.label_id]]
     if last.opname == "OpBranch":
         return [last.operands[0]]
     if last.opname == "OpBranchConditional":

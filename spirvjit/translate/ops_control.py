@@ -111,5 +111,5 @@ def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
     # All work-items of the group run on this thread, one region at a time: returning
     # here and resuming after every work-item got here is the barrier. Memory order is
     # program order within the thread, so no fence is needed.
-    resume = t.stepped.continuations[inst.offset]
+    resume = t.stepped.continuations[t.current_label]
     t.b.ret(ir.Constant(ir.IntType(32), t.stepped.states[resume]))
