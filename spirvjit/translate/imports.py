@@ -134,8 +134,9 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
         one = ir.Constant(t.llvm_type(t.current.result_type), 1)
         return read_modify_write(t, "add" if op == "inc" else "sub", ptr, one, "seq_cst", local)
     if not isinstance(args[1].type, ir.IntType):
-        # cl_ext_float_atomics: atomic_fetch_{add,sub,min,max} on float and double.
-        op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
+        # atomic_xchg on float (OpenCL 1.1), and cl_ext_float_atomics'
+        # atomic_fetch_{add,sub,min,max} on float and double.
+        op = {"xchg": "xchg", "add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
         if op is None:
             raise t.error(f"'{plain}' has no floating-point form")
     elif op in ("min", "max"):
