@@ -13,7 +13,7 @@ import re
 
 from llvmlite import ir
 
-from ..spirv.grammar import FPRoundingMode
+from ..spirv.grammar import FPRoundingMode, StorageClass
 from ..spirv.module import Instruction
 from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
@@ -22,7 +22,14 @@ from .hip_printf import call_hip_printf, is_hip_printf
 from .llvm_intrinsics import call_llvm_intrinsic, is_llvm_intrinsic
 from .ops_arith import resize_int
 from .ops_atomic import compare_exchange, read_modify_write
-from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
+from .ops_convert import (
+    float_to_float,
+    float_to_int,
+    generic_to_space,
+    int_saturate,
+    int_to_float,
+    lane,
+)
 
 # Itanium codes of OpenCL scalar types: (kind, bits, signed).
 _SCALAR_CODES = {
@@ -41,6 +48,11 @@ _SCALAR_CODES = {
     "b": ("bool", 1, False),
 }
 _MANGLED = re.compile(r"_Z(\d+)")
+_TO_SPACE = {
+    "__to_global": StorageClass.CrossWorkgroup,
+    "__to_local": StorageClass.Workgroup,
+    "__to_private": StorageClass.Function,
+}
 _CONVERT = re.compile(
     r"convert_(u?)(char|short|int|long|float|double|half)(\d*)(_sat)?(?:_(rte|rtz|rtp|rtn))?$"
 )
@@ -88,9 +100,8 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         if args:
             return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
         return t.workitem.value(builtin, ty)
-    if name in ("__to_global", "__to_local", "__to_private"):
-        # The host CPU has one flat address space: the pointer is valid as is.
-        return _cast(t, t.value(args[0]), ty)
+    if name in _TO_SPACE:
+        return generic_to_space(t, t.value(args[0]), _TO_SPACE[name], ty)
     demangled = demangle(name)
     if demangled:
         plain, codes = demangled
