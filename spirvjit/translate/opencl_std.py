@@ -683,24 +683,88 @@ def _dot(t: FunctionTranslator, a: ir.Value, b: ir.Value) -> ir.Value:
     return total
 
 
+# Sums of squares overflow or underflow long before the length does: like libclc, when
+# the plain sum is below the smallest normal or infinite, the vector is scaled by a power
+# of two (exact) chosen so that four squares neither underflow nor overflow, and the
+# result is scaled back. Half computes in float, whose range covers half's squares.
+# (exponent to scale up by, exponent to scale down by) per lane width.
+_GEOMETRIC_SCALES = {32: (86, 65), 64: (563, 513)}
+
+
+def _geometric_in(t: FunctionTranslator, ty: ir.Type, values: list[ir.Value]):
+    """The arguments in the type the geometric functions compute in (float for half)."""
+    if lane(ty) != HALF:
+        return ty, values
+    wide = like(ty, FLOAT)
+    return wide, [t.b.fpext(v, like(v.type, FLOAT)) for v in values]
+
+
+def _scaled_squares(t: FunctionTranslator, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(x scaled by a power of two, its sum of squares, the factor that undoes the scaling
+    on a length) with the sum of squares free of overflow and underflow."""
+    scalar = lane(x.type)
+    up, down = _GEOMETRIC_SCALES[64 if scalar == DOUBLE else 32]
+    tiny = 2.0**-1022 if scalar == DOUBLE else 2.0**-126
+    l2 = _dot(t, x, x)
+    small = t.b.fcmp_ordered("<", l2, ir.Constant(scalar, tiny))
+    huge = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, math.inf))
+
+    def pick(if_small: float, if_huge: float) -> ir.Value:
+        value = t.b.select(huge, ir.Constant(scalar, if_huge), ir.Constant(scalar, 1.0))
+        return t.b.select(small, ir.Constant(scalar, if_small), value)
+
+    xs = t.b.fmul(x, t.splat(pick(2.0**up, 2.0**-down), x.type))
+    return xs, _dot(t, xs, xs), pick(2.0**-up, 2.0**down)
+
+
+def _length(t: FunctionTranslator, x: ir.Value) -> ir.Value:
+    _, l2, back = _scaled_squares(t, x)
+    result = t.b.fmul(intrinsic(t, "sqrt", l2.type, [l2]), back)
+    # An infinite lane makes the length infinite even next to a NaN (as hypot does).
+    scalar = lane(x.type)
+    largest = fabs(t, x)
+    if isinstance(x.type, ir.VectorType):
+        name = f"llvm.vector.reduce.fmax.{overload_suffix(x.type)}"
+        largest = t.intrinsic(name, scalar, [largest])
+    infinite = t.b.fcmp_ordered("==", largest, ir.Constant(scalar, math.inf))
+    return t.b.select(infinite, ir.Constant(scalar, math.inf), result)
+
+
+# fast_length/fast_distance/fast_normalize may be computed as the plain formulas with
+# half_sqrt (OpenCL C 3.0 6.15.6); the scaled forms are as fast on the CPU and never
+# overflow, so the fast variants share them.
 @lowers("length", "fast_length")
 def length(t, ty, args, inst):
-    return intrinsic(t, "sqrt", ty, [_dot(t, args[0], args[0])])
+    wide, (x,) = _geometric_in(t, ty, args)
+    result = _length(t, x)
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("distance", "fast_distance")
 def distance(t, ty, args, inst):
-    d = t.b.fsub(args[0], args[1])
-    return intrinsic(t, "sqrt", ty, [_dot(t, d, d)])
+    # If p0 - p1 overflows, the distance is at least that lane: infinite as well.
+    wide, (a, b) = _geometric_in(t, ty, args)
+    result = _length(t, t.b.fsub(a, b))
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("normalize", "fast_normalize")
 def normalize(t, ty, args, inst):
-    (x,) = args
-    norm = intrinsic(t, "sqrt", lane(ty), [_dot(t, x, x)])
-    scaled = t.b.fdiv(x, t.splat(norm, ty))
-    is_zero = t.b.fcmp_ordered("==", norm, ir.Constant(lane(ty), 0.0))
-    return t.b.select(is_zero, x, scaled)
+    """p / length(p); p when every lane is zero; NaN in every lane when one is NaN; with
+    infinite lanes, as if they were ±1 and the others ±0 (OpenCL C 3.0 6.15.6)."""
+    wide, (x,) = _geometric_in(t, ty, args)
+    scalar = lane(wide)
+    xs, l2, _ = _scaled_squares(t, x)
+    infinite = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, math.inf))
+    is_inf = t.b.fcmp_ordered("==", fabs(t, xs), t.splat(ir.Constant(scalar, math.inf), wide))
+    zero_or_one = t.b.select(is_inf, fconst(t, wide, 1.0), fconst(t, wide, 0.0))
+    unit = intrinsic(t, "copysign", wide, [zero_or_one, xs])
+    xs = t.b.select(infinite, unit, xs)  # a scalar condition selects whole vectors
+    l2 = t.b.select(infinite, _dot(t, xs, xs), l2)
+    scaled = t.b.fdiv(xs, t.splat(intrinsic(t, "sqrt", scalar, [l2]), wide))
+    is_zero = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, 0.0))
+    result = t.b.select(is_zero, x, scaled)
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("cross")
