@@ -15,7 +15,7 @@ from refs import assert_same_bits, assert_ulp
 
 SOURCE = r"""
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define GEOMETRIC(T, T4, FL, FN, FD)                                                                 \
+#define GEOMETRIC(T, T4, FL, FN, FD)                                                       \
 kernel void geo_##T(global const T4* v, global const T4* w, global T* len, global T4* nrm, \
                     global T* flen, global T4* fnrm, global T* dist, global T* fdist,     \
                     global T* len2, global T* len3, global T* len1) {                      \
