@@ -100,6 +100,10 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         if args:
             return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
         return t.workitem.value(builtin, ty)
+    if demangle(name) and demangle(name)[0] == "sub_group_barrier":
+        # clang-22 leaves sub_group_barrier(flags[, scope]) imported. Each work-item is
+        # its own sub-group, and program order on its thread already orders its memory.
+        return None
     if name in _TO_SPACE:
         return generic_to_space(t, t.value(args[0]), _TO_SPACE[name], ty)
     demangled = demangle(name)

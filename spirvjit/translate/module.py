@@ -15,6 +15,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..errors import SpirvError
+from ..spirv import capabilities
 from ..spirv.grammar import (
     AddressingModel,
     Decoration,
@@ -32,6 +33,7 @@ from . import (  # noqa: F401  (importing them registers their handlers)
     ops_atomic,
     ops_control,
     ops_convert,
+    ops_group,
     ops_memory,
     printf,
 )
@@ -109,6 +111,7 @@ class ModuleTranslator:
     # -- checks ----------------------------------------------------------------------
 
     def _check_module(self, spec_constants: dict[int, object]) -> None:
+        capabilities.check_module(self.module)  # Shader, ImageBasic, Pipes, ...: refused
         if self.module.addressing_model == AddressingModel.Logical:
             raise SpirvError(
                 "Logical addressing (a shader module) is not supported; "

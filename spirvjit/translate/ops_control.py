@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..spirv.grammar import MemorySemantics
+from ..spirv.grammar import MemorySemantics, Scope
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, handles
 from .imports import call_imported
@@ -105,6 +105,11 @@ def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
     if t.mt.abi.native_barriers:
         _execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
         t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
+        return
+    execution = inst.operands[0]
+    if t.mt.constants.int_value(execution) == Scope.Subgroup:
+        # A sub-group is one work-item: only the memory order matters, and program
+        # order already gives it on one thread.
         return
     if t.stepped is None:
         raise t.error("a barrier outside a kernel's step function (a spirvjit bug)")
