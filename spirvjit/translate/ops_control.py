@@ -102,14 +102,16 @@ FINISHED = -1
 
 @handles("OpControlBarrier")
 def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
-    if t.mt.abi.native_barriers:
-        _execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
-        t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
+    execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
+    if execution == Scope.Subgroup:
+        # A sub-group is one work-item (spirv/capabilities.py): only the memory order
+        # matters. On the CPU program order on one thread gives it; a GPU fences.
+        ordering = fence_ordering(semantics)
+        if t.mt.abi.native_barriers and ordering:
+            t.b.fence(ordering, t.mt.abi.sync_scope(memory))
         return
-    execution = inst.operands[0]
-    if t.mt.constants.int_value(execution) == Scope.Subgroup:
-        # A sub-group is one work-item: only the memory order matters, and program
-        # order already gives it on one thread.
+    if t.mt.abi.native_barriers:
+        t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
         return
     if t.stepped is None:
         raise t.error("a barrier outside a kernel's step function (a spirvjit bug)")
