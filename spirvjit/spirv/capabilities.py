@@ -110,7 +110,7 @@ CPU_OPENCL_EXTENSIONS: tuple[str, ...] = (
     "cl_khr_subgroups", "cl_khr_subgroup_ballot", "cl_khr_subgroup_non_uniform_vote",
     "cl_khr_subgroup_non_uniform_arithmetic", "cl_khr_subgroup_shuffle",
     "cl_khr_subgroup_shuffle_relative", "cl_khr_subgroup_clustered_reduce",
-    "cl_khr_subgroup_rotate", "cl_khr_expect_assume", "cl_khr_spirv_linkonce_odr",
+    "cl_khr_expect_assume", "cl_khr_spirv_linkonce_odr",
     "cl_khr_spirv_no_integer_wrap_decoration", "cl_ext_float_atomics",
 )  # fmt: skip
 

@@ -92,6 +92,27 @@ OpFunctionEnd
     assert out[0] == 21
 
 
+def test_subgroup_rotate_by_zero(assemble):
+    # clang-22 and llvm-spirv-15 need SPV_KHR_subgroup_rotate enabled to emit it; other
+    # producers do. With one work-item per sub-group, a rotation returns the value.
+    body = """
+%main = OpFunction %void None %kernel_t
+%o = OpFunctionParameter %p_uint
+%entry = OpLabel
+%v = OpLoad %uint %o Aligned 4
+%r = OpGroupNonUniformRotateKHR %uint %uint_3 %v %uint_0
+%w = OpIAdd %uint %r %uint_1
+OpStore %o %w Aligned 4
+OpReturn
+OpFunctionEnd
+"""
+    caps = "OpCapability GroupNonUniform\nOpCapability GroupNonUniformRotateKHR"
+    spv = assemble(_module(body, caps, 'OpExtension "SPV_KHR_subgroup_rotate"'), "spv1.3")
+    out = np.array([41], np.uint32)
+    spirvjit.load_spirv(spv).kernel("main")(out, global_size=1)
+    assert out[0] == 42
+
+
 @pytest.mark.parametrize(
     "capability",
     ["Shader", "Geometry", "Tessellation", "Pipes", "DeviceEnqueue", "ImageBasic",
