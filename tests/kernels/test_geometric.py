@@ -120,3 +120,25 @@ def test_geometric_functions_scale(producer, dtype):
     assert_ulp(fnrm, expected_n, 3, "fast_normalize")
     # normalize(0) is the argument itself, signed zeros included.
     assert_same_bits(nrm[3], v[3], "normalize of signed zeros")
+
+
+HALF_SOURCE = r"""
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void geo_half(global const half* v, global half* len, global half* nrm) {
+    size_t i = get_global_id(0);
+    half4 x = vload4(i, v);
+    len[i] = length(x);
+    vstore4(normalize(x), i, nrm);
+}
+"""
+
+
+def test_half_geometric_functions_compute_wider(producer):
+    # 300**2 + 400**2 overflows half (max 65504); 0.001**2 underflows to a subnormal.
+    prog = build(HALF_SOURCE, producer=producer)
+    v = np.array([[300, 400, 0, 0], [0.001, 0, 0, 0], [-0.0, 0, 0, 0], [1, 2, 2, 4]], np.float16)
+    length, nrm = np.zeros(4, np.float16), np.zeros((4, 4), np.float16)
+    prog.kernel("geo_half")(v.ravel(), length, nrm.ravel(), global_size=4)
+    assert_ulp(length, np.array([_length(r) for r in v]), 1, "half length")
+    assert_ulp(nrm, np.array([_normalize(r, np.float16) for r in v]), 2, "half normalize")
+    assert_same_bits(nrm[2], v[2], "normalize of a zero half vector")
