@@ -140,3 +140,50 @@ def test_hip_style_syncthreads_program(producer):
     np.testing.assert_array_equal(hist.reshape(groups, 8), expected_hist)
     tiles = g.reshape(groups, 8, 8)
     np.testing.assert_array_equal(transposed.reshape(groups, 8, 8), tiles.transpose(0, 2, 1))
+
+
+HIP_SYNCTHREADS = r"""
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __device__ __attribute__((device))
+__device__ __attribute__((noinline)) void __syncthreads() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+// Tree reduction of 64 values per block: __syncthreads() called at several sites.
+extern "C" __global__ void block_sum(int* out, const int* in) {
+  __shared__ int s[64];
+  int l = __builtin_amdgcn_workitem_id_x();
+  s[l] = in[__builtin_amdgcn_workgroup_id_x() * 64 + l];
+  __syncthreads();
+  for (int k = 32; k > 0; k >>= 1) {
+    if (l < k) s[l] += s[l + k];
+    __syncthreads();
+  }
+  int total = s[0];
+  __syncthreads();
+  s[l] = total - l;
+  __syncthreads();
+  out[__builtin_amdgcn_workgroup_id_x() * 64 + l] = s[63 - l];
+}
+"""
+
+
+def test_hip_syncthreads_at_several_sites():
+    """A real HIP program: its __syncthreads() is one function called at four sites."""
+    from harness import _tool
+
+    from spirvjit.frontend.hip import hip_to_spirv
+
+    if _tool("clang-offload-bundler", "clang-offload-bundler-22") is None:
+        pytest.skip("clang-offload-bundler-22 is not installed")
+    import spirvjit.program as program
+
+    prog = program.Program(hip_to_spirv(HIP_SYNCTHREADS, filename="sync.hip"))
+    x = np.random.default_rng(9).integers(-50, 50, 4 * 64).astype(np.int32)
+    out = np.zeros_like(x)
+    prog.kernel("block_sum")(out, x, global_size=x.size, local_size=64)
+    totals = x.reshape(4, 64).sum(axis=1)
+    expected = totals[:, None] - (63 - np.arange(64))[None, :]
+    np.testing.assert_array_equal(out.reshape(4, 64), expected)
