@@ -359,7 +359,9 @@ class ModuleTranslator:
         """Replaces the (partial) body of a function that failed to translate by a call to
         a symbol naming the failure: the other kernels of the module stay usable, and a
         kernel that reaches this function fails at its compile with ``error``."""
-        symbol = f"{self.symbol_prefix}.untranslatable.{fn_id}"
+        # Under spirvjit.unsupported.: the GPU back end binds every other declaration to
+        # its math library (backends/gpu/devicelib.math_calls).
+        symbol = f"spirvjit.unsupported.untranslatable.{fn_id}"
         errors[symbol] = error
         llfn.blocks.clear()
         b = ir.IRBuilder(llfn.append_basic_block("untranslatable"))
