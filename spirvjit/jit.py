@@ -115,6 +115,7 @@ def _optimized(
     owner = backend(target.kind)
     text = times.run("llir", owner.kernel_ir, translation, target, symbol, specialization)
     unsupported = unsupported_call(text, dump_as or symbol, target.name)
+    unsupported = unsupported or translation.untranslatable(text, dump_as or symbol)
     if unsupported is not None:
         raise unsupported
     if directory is not None:

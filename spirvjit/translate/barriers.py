@@ -25,7 +25,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 
 from ..errors import SpirvError
-from ..spirv.grammar import Op
+from ..spirv.grammar import Op, Scope
 from ..spirv.module import Block, Function, Instruction, Module
 
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
@@ -37,19 +37,39 @@ class SteppedKernel:
     """A kernel prepared for step-mode translation."""
 
     function: Function
-    continuations: dict[int, int]  # offset of each OpControlBarrier -> its continuation label
+    # label of the block each OpControlBarrier ends -> its continuation label. (Not the
+    # barrier's word offset: the inlined copies of a helper share their barrier's offset.)
+    continuations: dict[int, int]
     states: dict[int, int]  # continuation label -> state number (1, 2, ...)
     crossing: set[int] = field(default_factory=set)
 
 
+def is_group_barrier(module: Module, inst: Instruction) -> bool:
+    """Whether ``inst`` is an OpControlBarrier that synchronizes more than one work-item.
+
+    A barrier whose execution scope is a sub-group (``sub_group_barrier``) synchronizes
+    only the work-item itself, as every sub-group has one work-item (only its memory
+    fence matters)."""
+    if inst.opname != "OpControlBarrier":
+        return False
+    scope = module.defs.get(inst.operands[0])
+    return not (
+        scope is not None
+        and scope.opname == "OpConstant"
+        and scope.operands
+        and scope.operands[0] == Scope.Subgroup
+    )
+
+
 def functions_with_barriers(module: Module) -> set[int]:
-    """Ids of the functions that execute OpControlBarrier, directly or through calls."""
+    """Ids of the functions that execute a work-group OpControlBarrier, directly or
+    through calls."""
     direct: set[int] = set()
     callers: dict[int, set[int]] = {}
     for fn in module.functions:
         for block in fn.blocks:
             for inst in block.instructions:
-                if inst.opname == "OpControlBarrier":
+                if is_group_barrier(module, inst):
                     direct.add(fn.id)
                 elif inst.opname == "OpFunctionCall":
                     callers.setdefault(inst.operands[0], set()).add(fn.id)
@@ -189,9 +209,9 @@ def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:
     return Block(block.label_id, changed, block.offset)
 
 
-def split_at_barriers(fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
+def split_at_barriers(module: Module, fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
     """Ends a block at each OpControlBarrier; returns the new function and, per barrier
-    (by word offset), the label of the block that resumes after it."""
+    (by the label of the block it now ends), the label of the block that resumes after it."""
     blocks: list[Block] = []
     continuations: dict[int, int] = {}
     renamed: dict[int, int] = {}
@@ -199,9 +219,9 @@ def split_at_barriers(fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]
         label, current = block.label_id, []
         for inst in block.instructions:
             current.append(inst)
-            if inst.opname == "OpControlBarrier":
+            if is_group_barrier(module, inst):
                 resume = ids.fresh()
-                continuations[inst.offset] = resume
+                continuations[label] = resume
                 blocks.append(Block(label, current, block.offset))
                 label, current = resume, []
         blocks.append(Block(label, current, block.offset))
@@ -216,8 +236,8 @@ def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
     last = block.instructions[-1] if block.instructions else None
     if last is None:
         return []
-    if last.opname == "OpControlBarrier":
-        return [continuations[last.offset]]
+    if last.opname == "OpControlBarrier" and block.label_id in continuations:
+        return [continuations[block.label_id]]
     if last.opname == "OpBranch":
         return [last.operands[0]]
     if last.opname == "OpBranchConditional":
@@ -286,6 +306,6 @@ def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]
     """Inlines, splits and analyses kernel ``fn`` (which reaches a barrier) for step mode."""
     ids = _Ids(module)
     inlined = inline_calls(module, fn, with_barriers - {fn.id}, ids)
-    split, continuations = split_at_barriers(inlined, ids)
+    split, continuations = split_at_barriers(module, inlined, ids)
     states = {label: i + 1 for i, label in enumerate(continuations.values())}
     return SteppedKernel(split, continuations, states, crossing_values(split, continuations))

@@ -171,7 +171,16 @@ class FunctionTranslator:
     def _patch_phis(self) -> None:
         for phi, inst in self.phis:
             ops = inst.operands
+            # LLVM wants one incoming entry per CFG edge: a switch whose several case
+            # literals (or default) share this block, or a conditional branch with both
+            # targets here, is one predecessor but several edges. clang-22 lists such a
+            # predecessor once per edge, llvm-spirv once: take each predecessor once and
+            # repeat its entry per edge.
+            seen: set[int] = set()
             for value_id, label in zip(ops[0::2], ops[1::2], strict=True):
+                if label in seen:
+                    continue
+                seen.add(label)
                 if label not in self.block_ends:
                     raise SpirvError(
                         f"OpPhi names %{label}, which is not a block of this function",
@@ -184,7 +193,9 @@ class FunctionTranslator:
                     # reads it.
                     self.b.position_before(end.terminator)
                     self.current_label = label
-                phi.add_incoming(self.value(value_id), end)
+                value = self.value(value_id)
+                for _ in range(_edges(end, phi.parent)):
+                    phi.add_incoming(value, end)
 
     # -- values and types ----------------------------------------------------------
 
@@ -283,6 +294,20 @@ class FunctionTranslator:
     def _llvm_name(self, value_id: int) -> str:
         name = self.module.names.get(value_id)
         return f"{name}.{value_id}" if name else f"v{value_id}"
+
+
+def _edges(pred: ir.Block, succ: ir.Block) -> int:
+    """How many CFG edges lead from ``pred`` to ``succ`` (at least 1, so that a phi
+    naming a block that does not branch here still gets its entry and LLVM's verifier
+    reports the real problem)."""
+    term = pred.terminator
+    if isinstance(term, ir.SwitchInstr):
+        count = (term.default is succ) + sum(1 for _, block in term.cases if block is succ)
+    elif isinstance(term, ir.ConditionalBranch):
+        count = sum(1 for block in term.operands[1:] if block is succ)
+    else:
+        count = 1
+    return max(count, 1)
 
 
 def private_alloca(builder: ir.IRBuilder, ty: ir.Type, space: int, name: str = "") -> ir.Value:

@@ -13,7 +13,7 @@ import re
 
 from llvmlite import ir
 
-from ..spirv.grammar import FPRoundingMode
+from ..spirv.grammar import FPRoundingMode, StorageClass
 from ..spirv.module import Instruction
 from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
@@ -22,7 +22,14 @@ from .hip_printf import call_hip_printf, is_hip_printf
 from .llvm_intrinsics import call_llvm_intrinsic, is_llvm_intrinsic
 from .ops_arith import resize_int
 from .ops_atomic import compare_exchange, read_modify_write
-from .ops_convert import float_to_float, float_to_int, int_saturate, int_to_float, lane
+from .ops_convert import (
+    float_to_float,
+    float_to_int,
+    generic_to_space,
+    int_saturate,
+    int_to_float,
+    lane,
+)
 
 # Itanium codes of OpenCL scalar types: (kind, bits, signed).
 _SCALAR_CODES = {
@@ -41,6 +48,11 @@ _SCALAR_CODES = {
     "b": ("bool", 1, False),
 }
 _MANGLED = re.compile(r"_Z(\d+)")
+_TO_SPACE = {
+    "__to_global": StorageClass.CrossWorkgroup,
+    "__to_local": StorageClass.Workgroup,
+    "__to_private": StorageClass.Function,
+}
 _CONVERT = re.compile(
     r"convert_(u?)(char|short|int|long|float|double|half)(\d*)(_sat)?(?:_(rte|rtz|rtp|rtn))?$"
 )
@@ -88,9 +100,12 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         if args:
             return t.workitem.fit(t.workitem.component(builtin, _dim(t, args[0])), ty)
         return t.workitem.value(builtin, ty)
-    if name in ("__to_global", "__to_local", "__to_private"):
-        # The host CPU has one flat address space: the pointer is valid as is.
-        return _cast(t, t.value(args[0]), ty)
+    if demangle(name) and demangle(name)[0] == "sub_group_barrier":
+        # clang-22 leaves sub_group_barrier(flags[, scope]) imported. Each work-item is
+        # its own sub-group, and program order on its thread already orders its memory.
+        return None
+    if name in _TO_SPACE:
+        return generic_to_space(t, t.value(args[0]), _TO_SPACE[name], ty)
     demangled = demangle(name)
     if demangled:
         plain, codes = demangled
@@ -134,8 +149,9 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
         one = ir.Constant(t.llvm_type(t.current.result_type), 1)
         return read_modify_write(t, "add" if op == "inc" else "sub", ptr, one, "seq_cst", local)
     if not isinstance(args[1].type, ir.IntType):
-        # cl_ext_float_atomics: atomic_fetch_{add,sub,min,max} on float and double.
-        op = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
+        # atomic_xchg on float (OpenCL 1.1), and cl_ext_float_atomics'
+        # atomic_fetch_{add,sub,min,max} on float and double.
+        op = {"xchg": "xchg", "add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}.get(op)
         if op is None:
             raise t.error(f"'{plain}' has no floating-point form")
     elif op in ("min", "max"):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..errors import SpirvError
+from ..spirv import capabilities
 from ..spirv.grammar import (
     AddressingModel,
     Decoration,
@@ -32,6 +33,7 @@ from . import (  # noqa: F401  (importing them registers their handlers)
     ops_atomic,
     ops_control,
     ops_convert,
+    ops_group,
     ops_memory,
     printf,
 )
@@ -65,6 +67,20 @@ class Translation:
     kernel_functions: dict[str, ir.Function]
     # Program-scope variables the kernels write: one instance per program, shared by its kernels.
     mutable_globals: list[ir.GlobalVariable]
+    # Functions that could not be translated: the symbol their stub body calls -> why.
+    # Only the kernels that reach one fail, at their compile (``untranslatable``).
+    errors: dict[str, SpirvError] = field(default_factory=dict)
+
+    def untranslatable(self, ir_text: str, kernel: str) -> SpirvError | None:
+        """The error of a kernel whose IR (what it reaches) calls a failed function's stub."""
+        for symbol, error in self.errors.items():
+            if f'@"{symbol}"' in ir_text:
+                return SpirvError(
+                    f"kernel {kernel} cannot be translated: {error.message}",
+                    error.offset,
+                    error.opname,
+                )
+        return None
 
 
 class ModuleTranslator:
@@ -95,6 +111,7 @@ class ModuleTranslator:
     # -- checks ----------------------------------------------------------------------
 
     def _check_module(self, spec_constants: dict[int, object]) -> None:
+        capabilities.check_module(self.module)  # Shader, ImageBasic, Pipes, ...: refused
         if self.module.addressing_model == AddressingModel.Logical:
             raise SpirvError(
                 "Logical addressing (a shader module) is not supported; "
@@ -250,11 +267,7 @@ class ModuleTranslator:
     ) -> tuple[ir.Function, int, int]:
         """Translates kernel ``fn_id`` as a step function; returns it, its frame size and
         its number of barrier continuations."""
-        stepped: SteppedKernel = prepare_stepped_kernel(
-            self.module, self.module.function(fn_id), barrier_functions
-        )
-        fn = stepped.function
-        fnty = self.types.llvm(fn.function_type)
+        fnty = self.types.llvm(self.module.function(fn_id).function_type)
         # After the hidden parameters: the group's frame arrays, this work-item's index in
         # the group, the group's work-item count, and the state to resume from.
         i64 = ir.IntType(64)
@@ -263,8 +276,15 @@ class ModuleTranslator:
         name = self.local_symbol("spv.step", fn_id)
         llfn = ir.Function(self.llmodule, ir.FunctionType(ir.IntType(32), params), name)
         llfn.linkage = "internal"
-        translator = FunctionTranslator(self, fn, llfn, stepped)
-        translator.translate()
+        try:
+            stepped: SteppedKernel = prepare_stepped_kernel(
+                self.module, self.module.function(fn_id), barrier_functions
+            )
+            fn = stepped.function
+            translator = FunctionTranslator(self, fn, llfn, stepped)
+            translator.translate()
+        except SpirvError as error:
+            raise _SteppedError(llfn, error) from error
         return llfn, translator.frame.bytes, len(stepped.states)
 
     def signatures(self) -> dict[str, KernelSignature] | None:
@@ -303,17 +323,26 @@ class ModuleTranslator:
         if barrier_functions:
             self._isolate_module()
         self._declare_functions(barrier_functions)
+        errors: dict[str, SpirvError] = {}
         for fn in self.module.functions:
             if fn.blocks and fn.id not in barrier_functions:
-                FunctionTranslator(self, fn, self.functions[fn.id]).translate()
+                llfn = self.functions[fn.id]
+                try:
+                    FunctionTranslator(self, fn, llfn).translate()
+                except SpirvError as error:
+                    self._stub(llfn, fn.id, error, errors)
         kernels: dict[str, KernelSignature] = {}
         kernel_functions: dict[str, ir.Function] = {}
         for entry in self.module.entry_points:
             self._check_entry_point(entry)
             if entry.function_id in barrier_functions:
-                llfn, frame_bytes, states = self._translate_stepped(
-                    entry.function_id, barrier_functions
-                )
+                try:
+                    llfn, frame_bytes, states = self._translate_stepped(
+                        entry.function_id, barrier_functions
+                    )
+                except _SteppedError as failed:
+                    llfn, frame_bytes, states = failed.llfn, 0, 1  # a step function
+                    self._stub(llfn, entry.function_id, failed.error, errors)
                 signature = self._signature(entry.name, entry.function_id)
                 kernels[entry.name] = replace(
                     signature, frame_bytes=frame_bytes, barrier_states=states
@@ -322,7 +351,22 @@ class ModuleTranslator:
                 continue
             kernels[entry.name] = self._signature(entry.name, entry.function_id)
             kernel_functions[entry.name] = self.functions[entry.function_id]
-        return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals)
+        return Translation(self.llmodule, kernels, kernel_functions, self.mutable_globals, errors)
+
+    def _stub(
+        self, llfn: ir.Function, fn_id: int, error: SpirvError, errors: dict[str, SpirvError]
+    ) -> None:
+        """Replaces the (partial) body of a function that failed to translate by a call to
+        a symbol naming the failure: the other kernels of the module stay usable, and a
+        kernel that reaches this function fails at its compile with ``error``."""
+        # Under spirvjit.unsupported.: the GPU back end binds every other declaration to
+        # its math library (backends/gpu/devicelib.math_calls).
+        symbol = f"spirvjit.unsupported.untranslatable.{fn_id}"
+        errors[symbol] = error
+        llfn.blocks.clear()
+        b = ir.IRBuilder(llfn.append_basic_block("untranslatable"))
+        b.call(self.declare(symbol, ir.FunctionType(ir.VoidType(), [])), [])
+        b.unreachable()
 
     @functools.cached_property
     def _declared_args(self) -> dict[str, dict[str, list[str]]]:
@@ -413,6 +457,14 @@ class ModuleTranslator:
         if spv.kind in ("int", "float", "bool"):
             return spv.kind, spv.width, lanes
         return None, 0, lanes
+
+
+class _SteppedError(Exception):
+    """A step function failed to translate: its LLVM function (to stub) and the error."""
+
+    def __init__(self, llfn: ir.Function, error: SpirvError):
+        super().__init__(str(error))
+        self.llfn, self.error = llfn, error
 
 
 def translate(

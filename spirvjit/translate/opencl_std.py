@@ -203,6 +203,17 @@ def libm_math(t, ty, args, inst):
     return libm(t, _LIBM_ALIASES.get(name, name), ty, splat_all(t, ty, args))
 
 
+@lowers("pow")
+def pow_(t, ty, args, inst):
+    """libm's pow, with C99 Annex F's pow(x, +-0) = 1 and pow(+1, y) = 1 (NaN included)
+    enforced: vector math libraries' fast paths have returned NaN there. (Registered after
+    the plain libm functions, so this lowering wins.)"""
+    x, y = splat_all(t, ty, args)
+    c = functools.partial(fconst, t, ty)
+    one = t.b.or_(t.b.fcmp_ordered("==", y, c(0.0)), t.b.fcmp_ordered("==", x, c(1.0)))
+    return t.b.select(one, c(1.0), libm(t, "pow", ty, [x, y]))
+
+
 @lowers("cbrt")
 def cbrt(t, ty, args, inst):
     """Float and half compute in double (libmvec's cbrtf errs by 2.75 ulp; the bound is 2)."""
@@ -428,17 +439,41 @@ def frexp(t, ty, args, inst):
     return m
 
 
+# OpenCL C's FP_ILOGB0 and FP_ILOGBNAN (glibc's ilogb returns INT_MIN for NaN).
+FP_ILOGB0, FP_ILOGBNAN = -(2**31), 2**31 - 1
+
+
 @lowers("ilogb")
 def ilogb(t, ty, args, inst):
+    """From the representation: exact, branch-free and vectorizable. ilogb(+-0) is
+    FP_ILOGB0, ilogb(NaN) FP_ILOGBNAN, ilogb(+-inf) INT_MAX; half goes via float (exact)."""
     (x,) = args
-
-    def scalar(v):
-        if isinstance(v.type, ir.HalfType):
-            v = t.b.fpext(v, FLOAT)
-        name = "ilogbf" if isinstance(v.type, ir.FloatType) else "ilogb"
-        return t.intrinsic(name, I32, [v])
-
-    return per_lane(t, ty, [x], scalar)
+    ty = x.type  # the result type is int
+    if lane(ty) == HALF:
+        ty = like(ty, FLOAT)
+        x = t.b.fpext(x, ty)
+    b = t.b
+    ity = int_type_like(ty)
+    width = lane(ity).width
+    mantissa_bits = 52 if width == 64 else 23
+    exponent_bits = width - 1 - mantissa_bits
+    bias = (1 << (exponent_bits - 1)) - 1
+    bits = b.and_(b.bitcast(x, ity), t.constant(ity, (1 << (width - 1)) - 1))  # |x|
+    exponent = b.lshr(bits, t.constant(ity, mantissa_bits))
+    normal = b.sub(exponent, t.constant(ity, bias))
+    # A subnormal m * 2**(1 - bias - mantissa_bits): one less per leading zero of m.
+    zeros = t.intrinsic(f"llvm.ctlz.{overload_suffix(ity)}", ity, [bits, ir.Constant(I1, 0)])
+    subnormal = b.sub(t.constant(ity, 1 - bias + exponent_bits), zeros)
+    is_subnormal = b.icmp_unsigned("==", exponent, t.constant(ity, 0))
+    result = b.select(is_subnormal, subnormal, normal)
+    result = resize_int(t, result, like(ty, I32), signed=True)
+    i32 = like(ty, I32)
+    result = b.select(
+        b.icmp_unsigned("==", bits, t.constant(ity, 0)), t.constant(i32, FP_ILOGB0), result
+    )
+    max_exponent = t.constant(ity, (1 << exponent_bits) - 1)
+    special = b.icmp_unsigned("==", exponent, max_exponent)  # inf and NaN: INT_MAX both
+    return b.select(special, t.constant(i32, FP_ILOGBNAN), result)
 
 
 @lowers("fract")
@@ -487,7 +522,9 @@ def _with_int_out(
     def scalar(*lanes):
         promoted = isinstance(lanes[0].type, ir.HalfType)
         work = [t.b.fpext(v, FLOAT) for v in lanes] if promoted else list(lanes)
-        name = cname + ("f" if isinstance(work[0].type, ir.FloatType) else "")
+        name = cname
+        if isinstance(work[0].type, ir.FloatType):  # glibc: remquof, but lgammaf_r
+            name = cname.replace("_r", "f_r") if cname.endswith("_r") else cname + "f"
         result = t.intrinsic(name, work[0].type, [*work, slot])
         out_lanes.append(t.b.load(slot, typ=I32))
         return t.b.fptrunc(result, HALF) if promoted else result
@@ -505,12 +542,46 @@ def _with_int_out(
 
 @lowers("remquo")
 def remquo(t, ty, args, inst):
-    return _with_int_out(t, ty, args[:2], args[2], "remquo")
+    """remainder(x, y), and in *quo the low seven bits of the integral quotient with the
+    sign of x/y (OpenCL C 3.0 6.15.2; C's remquo promises three). 0 is stored where the
+    result is NaN (x infinite, y zero, a NaN).
+
+    fmod(x, 128 y) is exact and keeps the quotient's low seven bits; its remainder by y is
+    x's, and (r0 - rem) / |y| is that small quotient, whole within rounding. 128 y is exact
+    (a power of two) or overflows, and then |x / y| < 128 already and fmod returns x."""
+    x, y, quo = args
+    b = t.b
+    work = like(ty, FLOAT) if lane(ty) == HALF else ty  # half values are exact in float
+    if work != ty:
+        x, y = b.fpext(x, work), b.fpext(y, work)
+    c = functools.partial(fconst, t, work)
+    r0 = b.frem(x, b.fmul(y, c(128.0)))
+    rem = libm(t, "remainder", work, [r0, y])
+    k = intrinsic(t, "round", work, [b.fdiv(fabs(t, b.fsub(r0, rem)), fabs(t, y))])
+    i32 = like(work, I32)
+    k = b.and_(b.fptosi(k, i32), t.constant(i32, 127))
+    negative = b.xor(b.fcmp_ordered("<", x, c(0.0)), b.fcmp_ordered("<", y, c(0.0)))
+    k = b.select(negative, b.neg(k), k)
+    nan = b.fcmp_unordered("uno", rem, rem)
+    b.store(b.select(nan, t.constant(i32, 0), k), quo)
+    return rem if work == ty else b.fptrunc(rem, ty)
 
 
 @lowers("lgamma_r")
 def lgamma_r(t, ty, args, inst):
-    return _with_int_out(t, ty, args[:1], args[1], "lgamma_r")
+    """glibc's lgamma_r; the sign stored is 0 where x is zero or a negative integer (the
+    poles, OpenCL C 3.0 7.5.1), where glibc stores +-1."""
+    (x,) = args[:1]
+    result = _with_int_out(t, ty, args[:1], args[1], "lgamma_r")
+    xi = t.b.fpext(x, like(ty, FLOAT)) if lane(ty) == HALF else x
+    pole = t.b.and_(
+        t.b.fcmp_ordered("<=", xi, t.constant(xi.type, 0.0)),
+        t.b.fcmp_ordered("==", intrinsic(t, "floor", xi.type, [xi]), xi),
+    )
+    i32 = like(ty, I32)
+    sign = t.b.load(args[1], typ=i32)
+    t.b.store(t.b.select(pole, t.constant(i32, 0), sign), args[1])
+    return result
 
 
 @lowers("nan")
@@ -683,24 +754,88 @@ def _dot(t: FunctionTranslator, a: ir.Value, b: ir.Value) -> ir.Value:
     return total
 
 
+# Sums of squares overflow or underflow long before the length does: like libclc, when
+# the plain sum is below the smallest normal or infinite, the vector is scaled by a power
+# of two (exact) chosen so that four squares neither underflow nor overflow, and the
+# result is scaled back. Half computes in float, whose range covers half's squares.
+# (exponent to scale up by, exponent to scale down by) per lane width.
+_GEOMETRIC_SCALES = {32: (86, 65), 64: (563, 513)}
+
+
+def _geometric_in(t: FunctionTranslator, ty: ir.Type, values: list[ir.Value]):
+    """The arguments in the type the geometric functions compute in (float for half)."""
+    if lane(ty) != HALF:
+        return ty, values
+    wide = like(ty, FLOAT)
+    return wide, [t.b.fpext(v, like(v.type, FLOAT)) for v in values]
+
+
+def _scaled_squares(t: FunctionTranslator, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(x scaled by a power of two, its sum of squares, the factor that undoes the scaling
+    on a length) with the sum of squares free of overflow and underflow."""
+    scalar = lane(x.type)
+    up, down = _GEOMETRIC_SCALES[64 if scalar == DOUBLE else 32]
+    tiny = 2.0**-1022 if scalar == DOUBLE else 2.0**-126
+    l2 = _dot(t, x, x)
+    small = t.b.fcmp_ordered("<", l2, ir.Constant(scalar, tiny))
+    huge = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, math.inf))
+
+    def pick(if_small: float, if_huge: float) -> ir.Value:
+        value = t.b.select(huge, ir.Constant(scalar, if_huge), ir.Constant(scalar, 1.0))
+        return t.b.select(small, ir.Constant(scalar, if_small), value)
+
+    xs = t.b.fmul(x, t.splat(pick(2.0**up, 2.0**-down), x.type))
+    return xs, _dot(t, xs, xs), pick(2.0**-up, 2.0**down)
+
+
+def _length(t: FunctionTranslator, x: ir.Value) -> ir.Value:
+    _, l2, back = _scaled_squares(t, x)
+    result = t.b.fmul(intrinsic(t, "sqrt", l2.type, [l2]), back)
+    # An infinite lane makes the length infinite even next to a NaN (as hypot does).
+    scalar = lane(x.type)
+    largest = fabs(t, x)
+    if isinstance(x.type, ir.VectorType):
+        name = f"llvm.vector.reduce.fmax.{overload_suffix(x.type)}"
+        largest = t.intrinsic(name, scalar, [largest])
+    infinite = t.b.fcmp_ordered("==", largest, ir.Constant(scalar, math.inf))
+    return t.b.select(infinite, ir.Constant(scalar, math.inf), result)
+
+
+# fast_length/fast_distance/fast_normalize may be computed as the plain formulas with
+# half_sqrt (OpenCL C 3.0 6.15.6); the scaled forms are as fast on the CPU and never
+# overflow, so the fast variants share them.
 @lowers("length", "fast_length")
 def length(t, ty, args, inst):
-    return intrinsic(t, "sqrt", ty, [_dot(t, args[0], args[0])])
+    wide, (x,) = _geometric_in(t, ty, args)
+    result = _length(t, x)
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("distance", "fast_distance")
 def distance(t, ty, args, inst):
-    d = t.b.fsub(args[0], args[1])
-    return intrinsic(t, "sqrt", ty, [_dot(t, d, d)])
+    # If p0 - p1 overflows, the distance is at least that lane: infinite as well.
+    wide, (a, b) = _geometric_in(t, ty, args)
+    result = _length(t, t.b.fsub(a, b))
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("normalize", "fast_normalize")
 def normalize(t, ty, args, inst):
-    (x,) = args
-    norm = intrinsic(t, "sqrt", lane(ty), [_dot(t, x, x)])
-    scaled = t.b.fdiv(x, t.splat(norm, ty))
-    is_zero = t.b.fcmp_ordered("==", norm, ir.Constant(lane(ty), 0.0))
-    return t.b.select(is_zero, x, scaled)
+    """p / length(p); p when every lane is zero; NaN in every lane when one is NaN; with
+    infinite lanes, as if they were ±1 and the others ±0 (OpenCL C 3.0 6.15.6)."""
+    wide, (x,) = _geometric_in(t, ty, args)
+    scalar = lane(wide)
+    xs, l2, _ = _scaled_squares(t, x)
+    infinite = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, math.inf))
+    is_inf = t.b.fcmp_ordered("==", fabs(t, xs), t.splat(ir.Constant(scalar, math.inf), wide))
+    zero_or_one = t.b.select(is_inf, fconst(t, wide, 1.0), fconst(t, wide, 0.0))
+    unit = intrinsic(t, "copysign", wide, [zero_or_one, xs])
+    xs = t.b.select(infinite, unit, xs)  # a scalar condition selects whole vectors
+    l2 = t.b.select(infinite, _dot(t, xs, xs), l2)
+    scaled = t.b.fdiv(xs, t.splat(intrinsic(t, "sqrt", scalar, [l2]), wide))
+    is_zero = t.b.fcmp_ordered("==", l2, ir.Constant(scalar, 0.0))
+    result = t.b.select(is_zero, x, scaled)
+    return result if wide == ty else t.b.fptrunc(result, ty)
 
 
 @lowers("cross")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..spirv.grammar import MemorySemantics
+from ..spirv.grammar import MemorySemantics, Scope
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, handles
 from .imports import call_imported
@@ -102,8 +102,15 @@ FINISHED = -1
 
 @handles("OpControlBarrier")
 def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
+    execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
+    if execution == Scope.Subgroup:
+        # A sub-group is one work-item (spirv/capabilities.py): only the memory order
+        # matters. On the CPU program order on one thread gives it; a GPU fences.
+        ordering = fence_ordering(semantics)
+        if t.mt.abi.native_barriers and ordering:
+            t.b.fence(ordering, t.mt.abi.sync_scope(memory))
+        return
     if t.mt.abi.native_barriers:
-        _execution, memory, semantics = (t.mt.constants.int_value(i) for i in inst.operands)
         t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
         return
     if t.stepped is None:
@@ -111,5 +118,5 @@ def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
     # All work-items of the group run on this thread, one region at a time: returning
     # here and resuming after every work-item got here is the barrier. Memory order is
     # program order within the thread, so no fence is needed.
-    resume = t.stepped.continuations[inst.offset]
+    resume = t.stepped.continuations[t.current_label]
     t.b.ret(ir.Constant(ir.IntType(32), t.stepped.states[resume]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..spirv.grammar import Decoration, FPRoundingMode
+from ..spirv.grammar import Decoration, FPRoundingMode, StorageClass
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, handles, overload_suffix
 from .ops_arith import int_type_like, resize_int
@@ -237,8 +237,35 @@ def u_to_ptr(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     return t.b.inttoptr(t.value(inst.operands[0]), t.llvm_type(inst.result_type))
 
 
-@handles("OpPtrCastToGeneric", "OpGenericCastToPtr", "OpGenericCastToPtrExplicit")
+@handles("OpPtrCastToGeneric", "OpGenericCastToPtr")
 def address_space_cast(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     x = t.value(inst.operands[0])
     ty = t.llvm_type(inst.result_type)
     return x if x.type == ty else t.b.addrspacecast(x, ty)
+
+
+@handles("OpGenericCastToPtrExplicit")
+def generic_cast_explicit(t: FunctionTranslator, inst: Instruction) -> ir.Value:
+    """to_global/to_local/to_private: NULL when the pointer is not in that space."""
+    x, storage = t.value(inst.operands[0]), inst.operands[1]
+    return generic_to_space(t, x, storage, t.llvm_type(inst.result_type))
+
+
+def generic_to_space(t: FunctionTranslator, x: ir.Value, storage: int, ty: ir.Type) -> ir.Value:
+    """Generic pointer ``x`` as a pointer into ``storage`` (a StorageClass), or NULL when it
+    points into another address space (OpenCL C 3.0 6.15.14 to_global & co.).
+
+    Targets whose ABI cannot tell the spaces apart (``generic_pointer_space`` missing)
+    cast unchecked."""
+    cast = x if x.type == ty else t.b.addrspacecast(x, ty)
+    classify = getattr(t.mt.abi, "generic_pointer_space", None)
+    if classify is None:
+        return cast
+    is_local, is_private = classify(t.b, t.hidden, x)
+    if storage == StorageClass.Workgroup:
+        inside = is_local
+    elif storage == StorageClass.Function:
+        inside = is_private
+    else:  # CrossWorkgroup
+        inside = t.b.not_(t.b.or_(is_local, is_private))
+    return t.b.select(inside, cast, ir.Constant(ty, None))

@@ -298,11 +298,6 @@ __global__ void tree_sum(const float* in, float* out) {
 """
 
 
-@pytest.mark.xfail(
-    reason="barriers in a helper called from several call sites (translate/barriers.py; the "
-    "same OpenCL kernel fails too): being fixed separately",
-    strict=False,
-)
 def test_unoptimized_amdgcnspirv_as_hipcc_makes_it():
     spirv = hip_to_spirv(UNOPTIMIZED, optimize=False)
     assert "_ZL13__syncthreadsv" in read_module(spirv).names.values()  # a helper, called twice

@@ -83,11 +83,6 @@ def test_to_global_to_private(run):
     assert_same_bits(r["addrspace_cast_a"], np.arange(1, len(got) + 1, dtype=np.int32))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the host CPU has one flat address space: to_global/to_private return their "
-    "argument and cannot give NULL for a pointer into another address space",
-)
 def test_to_global_of_private_pointer_is_null(run):
     got = run("generic_address_space")["addrspace_cast"].reshape(-1, 2)
     # Bit 2: to_private(global ptr) == 0; bit 8: to_global(private ptr) == 0.

@@ -68,8 +68,13 @@ _QUERY_BASE = {
     "global_offset": 21,
     "work_dim": 24,
 }
-# Work-item queries, the group's local memory, the check table (checked mode).
-_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR, PTR])
+# Work-item queries, the group's local memory, the check table (checked mode); then the
+# end of the group's local memory (the work-item frames of a barrier kernel start
+# there), the frames' end, and the stack address above every work-item's private
+# variables (generic_pointer_space reads the last three).
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR, PTR, PTR, PTR, PTR])
+_LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
+_RED_ZONE = 128
 
 
 class CpuABI:
@@ -121,6 +126,40 @@ class CpuABI:
             builder.gep(hidden[0], [_i32(0), _i32(1)], source_etype=_CONTEXT), typ=PTR
         )
         return builder.gep(base, [ir.Constant(I64, offset)], source_etype=I8)
+
+    def generic_pointer_space(
+        self, builder: ir.IRBuilder, hidden: list[ir.Value], pointer: ir.Value
+    ) -> tuple[ir.Value, ir.Value]:
+        """(is __local, is __private) for a generic pointer, as i1 values.
+
+        The host has one flat address space, but it knows where each space lives: the
+        group's local memory is [local base, local end) of the thread's arena, and a
+        work-item's private memory is its frame (barrier kernels: [local end, frames
+        end)) or the thread's stack between the current stack pointer and the
+        work-group function's frame. Everything else is __global."""
+        address = builder.ptrtoint(pointer, I64)
+
+        def field(index: int) -> ir.Value:
+            slot = builder.gep(hidden[0], [_i32(0), _i32(index)], source_etype=_CONTEXT)
+            return builder.ptrtoint(builder.load(slot, typ=PTR), I64)
+
+        def within(low: ir.Value, high: ir.Value) -> ir.Value:
+            return builder.and_(
+                builder.icmp_unsigned(">=", address, low), builder.icmp_unsigned("<", address, high)
+            )
+
+        save = module_function(builder.module, "llvm.stacksave.p0", PTR, [])
+        # A leaf function keeps its variables in the 128-byte red zone below the stack
+        # pointer (x86-64 System V); that memory is this thread's stack too.
+        stack_pointer = builder.sub(
+            builder.ptrtoint(builder.call(save, []), I64), ir.Constant(I64, _RED_ZONE)
+        )
+        local_end = field(_LOCAL_END)
+        is_local = within(field(1), local_end)
+        is_private = builder.or_(
+            within(local_end, field(_FRAMES_END)), within(stack_pointer, field(_STACK_TOP))
+        )
+        return is_local, is_private
 
 
 def _i32(value: int) -> ir.Constant:
@@ -222,7 +261,24 @@ def _group_prologue(
         local_sizes.append(local_size)
         starts.append(b.add(first, offset))
     put(_QUERY_BASE["work_dim"], word("work_dim"))
+    # Where the group's local memory and the work-items' private memory are, for
+    # to_global/to_local/to_private (unused fields vanish after inlining). The launch
+    # sets frames_offset, the end of the group's local memory, for every kernel.
+    local_end = b.gep(local_base, [word("frames_offset")], source_etype=I8)
+    items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
+    frames_end = b.gep(
+        local_end, [b.mul(items, ir.Constant(I64, signature.frame_bytes))], source_etype=I8
+    )
+    frame_address = module_function(b.module, "llvm.frameaddress.p0", PTR, [ir.IntType(32)])
+    top = b.call(frame_address, [_i32(0)])
+    for index, value in ((_LOCAL_END, local_end), (_FRAMES_END, frames_end), (_STACK_TOP, top)):
+        b.store(value, b.gep(ctx, [_i32(0), _i32(index)], source_etype=_CONTEXT))
     return ctx, kernel_args, local_sizes, starts
+
+
+def module_function(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]):
+    """Function ``name`` of ``module``, declared if it is not there yet."""
+    return module.globals.get(name) or ir.Function(module, ir.FunctionType(ret, args), name)
 
 
 def _work_item_loops(

@@ -166,9 +166,9 @@ def missing_library(function: str, target_name: str, how: str) -> CompileError:
 def _c_function(fn: ir.Function) -> tuple[str | None, ir.Type]:
     args = fn.function_type.args
     lane = args[0] if args else fn.function_type.return_type
-    base = fn.name[:-1] if isinstance(lane, ir.FloatType) else fn.name
-    if base.endswith("f_r"):  # lgammaf_r
-        base = base[:-3] + "_r"
+    base = fn.name
+    if isinstance(lane, ir.FloatType):  # sinf, remquof; but lgammaf_r (glibc's spelling)
+        base = base[:-3] + "_r" if base.endswith("f_r") else base[:-1]
     if base in MATH_FUNCTIONS or base in WITH_INT_OUT:
         return base, lane
     return None, lane
