@@ -21,6 +21,18 @@ class Device:
     max_work_group_size: int
     local_memory_bytes: int  # per work-group; a launch needing more raises LaunchError
     index: int = 0  # the driver's ordinal of a GPU
+    # OpenCL extensions the device reports (cl_khr_*); sub-group sizes its kernels run with.
+    extensions: tuple[str, ...] = ()
+    sub_group_sizes: tuple[int, ...] = (1,)
+
+    def supports(self, name: str) -> bool:
+        """Whether kernels using ``name`` run here: an OpenCL extension (``cl_khr_fp64``),
+        a SPIR-V capability (``Float64``) or a SPIR-V extension (``SPV_KHR_expect_assume``)."""
+        from .spirv import capabilities
+
+        if name.startswith("cl_"):
+            return name in self.extensions
+        return capabilities.supports(name)
 
     @property
     def backend(self) -> Backend:

@@ -237,3 +237,11 @@ def test_work_group_collective_is_refused_by_name(producer):
     )
     with pytest.raises(spirvjit.SpirvError, match="Workgroup scope"):
         prog.kernel("wg")(np.zeros(4, np.int32), global_size=4)
+
+
+def test_devices_report_what_they_support():
+    host = spirvjit.devices()[0]
+    assert host.sub_group_sizes == (1,)
+    assert "cl_khr_fp64" in host.extensions and host.supports("cl_khr_fp64")
+    assert host.supports("Float64") and host.supports("SPV_KHR_expect_assume")
+    assert not host.supports("Shader") and not host.supports("cl_khr_gl_sharing")

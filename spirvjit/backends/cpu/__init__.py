@@ -15,6 +15,7 @@ import numpy as np
 from ... import config
 from ...device import Device
 from ...errors import LaunchError
+from ...spirv import capabilities
 from ...target import Target, host_target
 from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
@@ -218,6 +219,8 @@ def host_device() -> Device:
         compute_units=config.num_threads(),
         max_work_group_size=MAX_WORK_GROUP_SIZE,
         local_memory_bytes=LOCAL_MEMORY_BYTES,
+        extensions=capabilities.cpu_opencl_extensions(),
+        sub_group_sizes=capabilities.cpu_sub_group_sizes(),
     )
 
 
