@@ -31,6 +31,7 @@ from . import guards as guard_split
 
 log = logging.getLogger("spirvjit")
 
+I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
@@ -147,12 +148,26 @@ class _Loop:
         builder.cbranch(builder.icmp_unsigned("<", self.index, count), self.body, self.exit)
         builder.position_at_end(self.body)
 
-    def close(self) -> None:
+    def close(self, loop_metadata: ir.MDValue | None = None) -> None:
         b = self.b
         next_index = b.add(self.index, ir.Constant(I64, 1), flags=["nuw"])
         self.index.add_incoming(next_index, b.block)
-        b.branch(self.head)
+        latch = b.branch(self.head)
+        if loop_metadata is not None:
+            latch.set_metadata("llvm.loop", loop_metadata)
         b.position_at_end(self.exit)
+
+
+def _scalar_loop_metadata(module: ir.Module) -> ir.MDValue:
+    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder)."""
+    no_vectorize = [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)]
+    hints = [
+        module.add_metadata(no_vectorize),
+        module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
+    ]
+    loop_id = module.add_metadata(hints)
+    loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
+    return loop_id
 
 
 def emit_kernel_wrappers(
@@ -303,7 +318,9 @@ def _emit_split_work_items(
         b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
         b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
         b.call(kernel, [*kernel_args, ctx])
-        loop.close()
+        # The rest is at most a few boundary items per row: vectorizing it (with masks)
+        # would only cost JIT time.
+        loop.close(None if main else _scalar_loop_metadata(b.module))
     for loop in reversed(outer):
         loop.close()
 
