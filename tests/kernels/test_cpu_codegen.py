@@ -149,3 +149,25 @@ def test_guarded_kernels_have_no_masked_memory(name: str) -> None:
     asm = program.assembly(name)
     assert not re.findall(r"\bv(p)?maskmov", asm)
     assert re.search(r"\bv(fmadd\w*|add|mul)ps\s+[^\n]*ymm", asm), "no 8-wide float arithmetic"
+
+
+def test_kernel_called_by_another_kernel_keeps_its_guard() -> None:
+    """``inner``'s guard is about its own bound; the caller's main range says nothing of it."""
+    src = """
+kernel void inner(global int *out, int m)
+{
+    int x = get_global_id(0);
+    if (x < m)
+        out[x] = x;
+}
+kernel void outer(global int *out, int n, int m)
+{
+    if ((int)get_global_id(0) < n)
+        inner(out, m);
+}
+"""
+    kernel = spirvjit.compile_opencl(src).kernel("outer")
+    out = np.full(256, -1, np.int32)
+    kernel(out, np.int32(200), np.int32(100), global_size=(256,), local_size=(64,))
+    want = np.where(np.arange(256) < 100, np.arange(256), -1).astype(np.int32)
+    np.testing.assert_array_equal(out, want)

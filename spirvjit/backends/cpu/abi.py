@@ -249,7 +249,9 @@ def _emit_workgroup_function(
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
-    guards = guard_split.find_guards(kernel, _global_id_slot)
+    # A kernel function that other code calls (a kernel calling a kernel) is left alone:
+    # the flag in the caller's context would not be about this kernel's guards.
+    guards = [] if _called(module, kernel) else guard_split.find_guards(kernel, _global_id_slot)
     if guards:
         log.debug(
             "%s: x loop split on %d guard(s) of the x global id (ranges before masks)",
@@ -265,6 +267,16 @@ def _emit_workgroup_function(
         loop.close()
     b.ret_void()
     return fn
+
+
+def _called(module: ir.Module, fn: ir.Function) -> bool:
+    """Whether any function of ``module`` calls ``fn``."""
+    return any(
+        isinstance(inst, ir.CallInstr) and inst.callee is fn
+        for other in module.functions
+        for block in other.blocks
+        for inst in block.instructions
+    )
 
 
 def _global_id_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
