@@ -89,7 +89,28 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def machine_info(pocl_version: str | None) -> list[tuple[str, str]]:
+def cpu_vector_isa() -> str:
+    """The widest x86 vector extensions the CPU reports (results differ with them)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), [])
+    except OSError:
+        return "unknown"
+    wanted = ("avx512f", "avx2", "fma", "avx", "sse4_2")
+    return ", ".join(w for w in wanted if w in flags) or "none of AVX/SSE4.2"
+
+
+def load_average() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "n/a"
+    return f"{one:.1f} / {five:.1f} / {fifteen:.1f} (1 / 5 / 15 min)"
+
+
+def machine_info(
+    pocl_version: str | None, intel_version: str | None = None
+) -> list[tuple[str, str]]:
     """(what, value) pairs describing the machine and the software measured."""
     import llvmlite
 
@@ -100,13 +121,16 @@ def machine_info(pocl_version: str | None) -> list[tuple[str, str]]:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [
         ("CPU", cpu_model()),
+        ("vector ISA", cpu_vector_isa()),
         ("cores available", str(cores)),
+        ("load average at start", load_average()),
         ("OS", f"{platform.system()} {platform.release()}"),
         ("Python", platform.python_version()),
         ("NumPy", np.__version__),
         ("spirvjit", f"{spirvjit.__version__} (llvmlite {llvmlite.__version__})"),
         ("clang (OpenCL C -> SPIR-V)", _first_line([clang, "--version"]) if clang else "n/a"),
         ("PoCL", pocl_version or "n/a"),
+        ("Intel CPU OpenCL", intel_version or "n/a"),
         ("gcc", _first_line(["gcc", "--version"])),
         ("SPIRVJIT_NUM_THREADS", os.environ.get("SPIRVJIT_NUM_THREADS", "(all cores)")),
         ("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "(all cores)")),

@@ -513,6 +513,145 @@ class Histogram(Case):
         return _exact("hist", got[0], want[0])
 
 
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+class SaxpyGuarded(Saxpy):
+    """saxpy with n not a multiple of the group size: the global size is rounded up to 256
+    and ``if (i < n)`` guards the tail (what ranges-before-masks is about)."""
+
+    name = "saxpy_guarded"
+    sizes = {"full": {"n": (1 << 24) - 3}, "quick": {"n": (1 << 20) - 3}, "first": {"n": 4093}}
+
+    def describe(self, p):
+        return f"2^{p['n'].bit_length()}-{(1 << p['n'].bit_length()) - p['n']} floats"
+
+    def ndrange(self, p):
+        return (_round_up(p["n"], 256),), None
+
+
+class MatVec(Case):
+    name = "matvec"
+    sizes = {"full": {"n": 4096}, "quick": {"n": 1024}, "first": {"n": 64}}
+    outputs = ("y",)
+
+    def describe(self, p):
+        return f"{p['n']}x{p['n']} floats"
+
+    def make_data(self, p):
+        n, rng = p["n"], _rng()
+        return {
+            "a": _uniform(rng, (n, n), -1, 1),
+            "x": _uniform(rng, n, -1, 1),
+            "y": aligned_empty(n, np.float32),
+        }
+
+    def ocl_args(self, d, p):
+        return [d["a"], d["x"], d["y"], np.int32(p["n"]), np.int32(p["n"])]
+
+    def ndrange(self, p):
+        return (p["n"],), None
+
+    def native_args(self, d, p):
+        return self.ocl_args(d, p)
+
+    def numpy_run(self, d, p):
+        a, x, y = d["a"], d["x"], d["y"]
+        return lambda: np.matmul(a, x, out=y)
+
+    def reference(self, d, p):
+        return (d["a"].astype(np.float64) @ d["x"].astype(np.float64),)
+
+    def compare(self, got, want):
+        return _close("y", got[0], want[0], 1e-4, 2e-6 * want[0].shape[0])
+
+
+class GemmNaive(Sgemm):
+    """C = A B with an inner k loop per work-item and no local memory."""
+
+    name = "gemm_naive"
+    sizes = {"full": {"n": 1024}, "quick": {"n": 256}, "first": {"n": 64}}
+
+    def describe(self, p):
+        return f"{p['n']}x{p['n']}, inner k loop"
+
+    def ndrange(self, p):
+        return (p["n"], p["n"]), None
+
+
+class Stencil3d(Case):
+    name = "stencil3d"
+    sizes = {"full": {"n": 256}, "quick": {"n": 64}, "first": {"n": 16}}
+    outputs = ("out",)
+
+    def describe(self, p):
+        return f"{p['n']}^3 floats, 7-point"
+
+    def make_data(self, p):
+        n = p["n"]
+        return {
+            "in": _uniform(_rng(), (n, n, n), 0, 1),
+            "out": aligned_empty((n, n, n), np.float32),
+        }
+
+    def ocl_args(self, d, p):
+        return [d["in"], d["out"], np.int32(p["n"])]
+
+    def ndrange(self, p):
+        return (p["n"],) * 3, None
+
+    def native_args(self, d, p):
+        return self.ocl_args(d, p)
+
+    def reference(self, d, p):
+        a = d["in"].astype(np.float64)
+        out = a.copy()
+        c = (slice(1, -1),) * 3
+        lo, hi, mid = slice(None, -2), slice(2, None), slice(1, -1)
+        total = (a[mid, mid, lo] + a[mid, mid, hi]) + (a[mid, lo, mid] + a[mid, hi, mid])
+        out[c] = (total + (a[lo, mid, mid] + a[hi, mid, mid])) / 6.0
+        return (out,)
+
+    def compare(self, got, want):
+        return _close("out", got[0], want[0], 1e-6, 1e-6)
+
+
+class ColMean(Case):
+    """Covariance-style column sums: one column per work-item, a loop down the rows."""
+
+    name = "colmean"
+    sizes = {"full": {"n": 4096}, "quick": {"n": 1024}, "first": {"n": 64}}
+    outputs = ("mean",)
+
+    def describe(self, p):
+        return f"{p['n']}x{p['n']} floats"
+
+    def make_data(self, p):
+        n = p["n"]
+        return {"data": _uniform(_rng(), (n, n), 0, 1), "mean": aligned_empty(n, np.float32)}
+
+    def ocl_args(self, d, p):
+        return [d["data"], d["mean"], np.int32(p["n"]), np.int32(p["n"])]
+
+    def ndrange(self, p):
+        return (p["n"],), None
+
+    def native_args(self, d, p):
+        return self.ocl_args(d, p)
+
+    def numpy_run(self, d, p):
+        data, mean = d["data"], d["mean"]
+        return lambda: np.mean(data, axis=0, out=mean)
+
+    def reference(self, d, p):
+        return (d["data"].astype(np.float64).mean(axis=0),)
+
+    def compare(self, got, want):
+        # Means of n values in [0, 1) summed in float32 in order: ~n * 2^-24 relative.
+        return _close("mean", got[0], want[0], 1e-4, 1e-6)
+
+
 CASES: dict[str, Case] = {
     c.name: c
     for c in (
@@ -524,5 +663,10 @@ CASES: dict[str, Case] = {
         BlackScholes(),
         Reduction(),
         Histogram(),
+        SaxpyGuarded(),
+        MatVec(),
+        GemmNaive(),
+        Stencil3d(),
+        ColMean(),
     )
 }

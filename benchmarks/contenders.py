@@ -1,4 +1,4 @@
-"""The runtimes the suite compares: spirvjit, PoCL (through PyOpenCL), native C and NumPy.
+"""The runtimes the suite compares: spirvjit, Intel's and PoCL's OpenCL (PyOpenCL), C, NumPy.
 
 Each contender turns a case (benchmarks/cases.py) and its data into a ``Prepared``: a
 ``run`` callable (what is timed) and a ``result`` callable (what is checked, given the
@@ -20,6 +20,7 @@ import numpy as np
 from cases import NATIVE, Case, Data, Local, Params
 
 POCL_PLATFORM = "Portable Computing Language"
+INTEL_PLATFORM = "Intel(R) OpenCL"
 NATIVE_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared"]
 
 
@@ -27,6 +28,9 @@ NATIVE_FLAGS = ["-O3", "-march=native", "-fopenmp", "-fPIC", "-shared"]
 class Prepared:
     run: Callable[[], object]
     result: Callable[[object], object]
+    # (warmup, repeats, budget s) -> (median s, runs): where the timing happens elsewhere
+    # (a child process); None: the suite times ``run`` itself.
+    timer: Callable[[int, int, float], tuple[float, int]] | None = None
 
 
 class Unavailable(Exception):
@@ -66,20 +70,26 @@ class Spirvjit:
         return Prepared(run, lambda returned: case.result(d, returned))
 
 
-class Pocl:
-    """PoCL's CPU device. Buffers wrap the arrays (USE_HOST_PTR, page-aligned, so PoCL
-    works on them in place); results are read back with enqueue_copy after the timed runs,
-    except what the host finish needs, which is read inside the timed run."""
+class OpenCLRuntime:
+    """An OpenCL CPU device through PyOpenCL (PoCL, or Intel's runtime in a child process).
 
-    name = "pocl"
+    Buffers wrap the arrays (USE_HOST_PTR, page-aligned, so the runtime works on them in
+    place); results are read back with enqueue_copy after the timed runs, except what the
+    host finish needs, which is read inside the timed run. ``from_il``: build the SPIR-V
+    spirvjit runs (clCreateProgramWithIL) instead of the OpenCL C source."""
 
-    def __init__(self) -> None:
+    name = "opencl"
+    platform_name = ""
+    install_hint = ""
+
+    def __init__(self, from_il: bool = False) -> None:
         import pyopencl as cl
 
         self.cl = cl
-        platforms = [p for p in cl.get_platforms() if p.name == POCL_PLATFORM]
+        self.from_il = from_il
+        platforms = [p for p in cl.get_platforms() if p.name == self.platform_name]
         if not platforms:
-            raise Unavailable("PoCL platform not found (apt-get install pocl-opencl-icd)")
+            raise Unavailable(f"{self.platform_name!r} platform not found ({self.install_hint})")
         self.platform = platforms[0]
         self.ctx = cl.Context(platforms[0].get_devices())
         self.queue = cl.CommandQueue(self.ctx)
@@ -89,15 +99,20 @@ class Pocl:
     def version(self) -> str:
         return re.sub(r"\s+", " ", self.platform.version).strip()
 
-    def kernel(self, case: Case):
+    def kernel(self, case: Case, spirv: bytes | None = None):
         if case.name not in self.kernels:
-            program = self.cl.Program(self.ctx, case.source).build(options=list(case.options))
+            if self.from_il:
+                if spirv is None:
+                    raise Unavailable("no SPIR-V given")
+                program = self.cl.Program(self.ctx, spirv).build()
+            else:
+                program = self.cl.Program(self.ctx, case.source).build(options=list(case.options))
             self.kernels[case.name] = getattr(program, case.name)
         return self.kernels[case.name]
 
-    def prepare(self, case: Case, d: Data, p: Params) -> Prepared:
+    def prepare(self, case: Case, d: Data, p: Params, spirv: bytes | None = None) -> Prepared:
         cl, queue = self.cl, self.queue
-        kernel = self.kernel(case)
+        kernel = self.kernel(case, spirv)
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR
         buffers = {k: cl.Buffer(self.ctx, flags, hostbuf=a) for k, a in d.items()}
         by_address = {a.ctypes.data: buffers[k] for k, a in d.items()}
@@ -133,6 +148,68 @@ class Pocl:
             return case.result(outs, returned)
 
         return Prepared(run, result)
+
+
+class Pocl(OpenCLRuntime):
+    """PoCL's CPU device, in the suite's own process."""
+
+    name = "pocl"
+    platform_name = POCL_PLATFORM
+    install_hint = "apt-get install pocl-opencl-icd"
+
+
+class IntelDevice(OpenCLRuntime):
+    """Intel's CPU runtime; only ever made in a child process (benchmarks/intel_cl.py)."""
+
+    name = "intel"
+    platform_name = INTEL_PLATFORM
+    install_hint = "pip install intel-opencl-rt intel-cmplr-lib-rt"
+
+
+class Intel:
+    """Intel's CPU OpenCL runtime (PyPI intel-opencl-rt) from OpenCL C source.
+
+    It runs in a child process whose ICD loader sees only libintelocl.so
+    (OCL_ICD_VENDORS, set before PyOpenCL is imported there); its CL_CONFIG_* settings
+    stay at their defaults. The child makes its own copy of the data (the cases' data
+    are deterministic), runs and times the kernel itself (no pipe round trip in the
+    times) and sends the result back for the check here."""
+
+    name = "intel"
+    from_il = False
+
+    def __init__(self) -> None:
+        from intel_cl import IntelChild
+
+        self.child = IntelChild(self.from_il)
+        self.version = self.child.version
+        self.spirv: dict[str, bytes] = {}
+
+    def _spirv(self, case: Case) -> bytes | None:
+        if not self.from_il:
+            return None
+        if case.name not in self.spirv:
+            import spirvjit
+
+            program = spirvjit.compile_opencl(case.source, options=list(case.options))
+            self.spirv[case.name] = program.spirv
+        return self.spirv[case.name]
+
+    def prepare(self, case: Case, d: Data, p: Params) -> Prepared:
+        child = self.child
+        child.call("prepare", case.name, p, self._spirv(case))
+        return Prepared(
+            lambda: child.call("run"),
+            lambda returned: child.call("result", returned),
+            timer=lambda warmup, repeats, budget: child.call("time", warmup, repeats, budget),
+        )
+
+
+class IntelSpirv(Intel):
+    """Intel's CPU runtime on the SPIR-V spirvjit runs (clCreateProgramWithIL)."""
+
+    name = "intel-spv"
+    from_il = True
 
 
 _CTYPES = {
@@ -192,4 +269,11 @@ class Numpy:
         return Prepared(run, lambda returned: case.result(d, returned))
 
 
-CONTENDERS = {"spirvjit": Spirvjit, "pocl": Pocl, "native": Native, "numpy": Numpy}
+CONTENDERS = {
+    "spirvjit": Spirvjit,
+    "intel": Intel,
+    "intel-spv": IntelSpirv,
+    "pocl": Pocl,
+    "native": Native,
+    "numpy": Numpy,
+}

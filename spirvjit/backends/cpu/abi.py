@@ -22,11 +22,16 @@ points to its byte offset (i64) in the group's local memory.
 from __future__ import annotations
 
 import ctypes
+import logging
 
 from llvmlite import ir
 
 from ...translate.signature import KernelSignature
+from . import guards as guard_split
 
+log = logging.getLogger("spirvjit")
+
+I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
@@ -68,11 +73,14 @@ _QUERY_BASE = {
     "global_offset": 21,
     "work_dim": 24,
 }
-# Work-item queries, the group's local memory, the check table (checked mode); then the
-# end of the group's local memory (the work-item frames of a barrier kernel start
-# there), the frames' end, and the stack address above every work-item's private
-# variables (generic_pointer_space reads the last three).
-_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 25), PTR, PTR, PTR, PTR, PTR])
+# Work-item queries (and, not a query, slot _MAIN_RANGE_SLOT: 1 while the work-group
+# function runs the main range of the x ids, where the kernel's guards have known values,
+# guards.py), the group's local memory, the check table (checked mode); then the end of
+# the group's local memory (the work-item frames of a barrier kernel start there), the
+# frames' end, and the stack address above every work-item's private variables
+# (generic_pointer_space reads the last three).
+_MAIN_RANGE_SLOT = 25
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 26), PTR, PTR, PTR, PTR, PTR])
 _LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
 _RED_ZONE = 128
 
@@ -192,12 +200,26 @@ class _Loop:
         builder.cbranch(builder.icmp_unsigned("<", self.index, count), self.body, self.exit)
         builder.position_at_end(self.body)
 
-    def close(self) -> None:
+    def close(self, loop_metadata: ir.MDValue | None = None) -> None:
         b = self.b
         next_index = b.add(self.index, ir.Constant(I64, 1), flags=["nuw"])
         self.index.add_incoming(next_index, b.block)
-        b.branch(self.head)
+        latch = b.branch(self.head)
+        if loop_metadata is not None:
+            latch.set_metadata("llvm.loop", loop_metadata)
         b.position_at_end(self.exit)
+
+
+def _scalar_loop_metadata(module: ir.Module) -> ir.MDValue:
+    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder)."""
+    no_vectorize = [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)]
+    hints = [
+        module.add_metadata(no_vectorize),
+        module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
+    ]
+    loop_id = module.add_metadata(hints)
+    loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
+    return loop_id
 
 
 def emit_kernel_wrappers(
@@ -306,12 +328,92 @@ def _emit_workgroup_function(
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
+    # A kernel function that other code calls (a kernel calling a kernel) is left alone:
+    # the flag in the caller's context would not be about this kernel's guards.
+    guards = [] if _called(module, kernel) else guard_split.find_guards(kernel, _global_id_slot)
+    if guards:
+        log.debug(
+            "%s: x loop split on %d guard(s) of the x global id (ranges before masks)",
+            kernel.name,
+            len(guards),
+        )
+        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards)
+        b.ret_void()
+        return fn
     loops = _work_item_loops(b, ctx, local_sizes, starts)
     b.call(kernel, [*kernel_args, ctx])
     for loop in reversed(loops):
         loop.close()
     b.ret_void()
     return fn
+
+
+def _called(module: ir.Module, fn: ir.Function) -> bool:
+    """Whether any function of ``module`` calls ``fn``."""
+    return any(
+        isinstance(inst, ir.CallInstr) and inst.callee is fn
+        for other in module.functions
+        for block in other.blocks
+        for inst in block.instructions
+    )
+
+
+def _global_id_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
+    """The dimension of get_global_id that a load from ``pointer`` reads, if any."""
+    if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not ctx:
+        return None
+    indices = pointer.indices
+    if len(indices) != 3 or not all(isinstance(i, ir.Constant) for i in indices):
+        return None
+    if indices[0].constant != 0 or indices[1].constant != 0:
+        return None
+    slot = indices[2].constant - _QUERY_BASE["global_id"]
+    return slot if 0 <= slot < 3 else None
+
+
+def _emit_split_work_items(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    kernel: ir.Function,
+    kernel_args: list,
+    local_sizes: list,
+    starts: list,
+    guards: list,
+) -> None:
+    """The z and y loops, and in them two x loops: the main range [lo, hi), where every
+    guard has its known value (the flag in the context says so, and the kernel's guards
+    fold to constants: plain vector code), then the others, [0, lo) and [hi, local),
+    with the original code. Without barriers work-items may run in any order."""
+
+    def read_flag(kb: ir.IRBuilder) -> ir.Value:
+        flag = kb.load(_context_slot(kb, kernel.args[-1], _MAIN_RANGE_SLOT), typ=I64)
+        return kb.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
+
+    guard_split.fold_guards(kernel, guards, read_flag)
+    lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
+    gap = b.sub(hi, lo)
+    rest = b.add(lo, b.sub(local_sizes[0], hi))
+    outer = []
+    for d in (2, 1):
+        loop = _Loop(b, local_sizes[d], f"l{d}")
+        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        outer.append(loop)
+    for main in (True, False):
+        loop = _Loop(b, gap if main else rest, "main" if main else "rest")
+        if main:
+            lx = b.add(lo, loop.index)
+        else:  # [0, lo), then [hi, local)
+            lx = b.select(b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap))
+        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+        b.call(kernel, [*kernel_args, ctx])
+        # The rest is at most a few boundary items per row: vectorizing it (with masks)
+        # would only cost JIT time.
+        loop.close(None if main else _scalar_loop_metadata(b.module))
+    for loop in reversed(outer):
+        loop.close()
 
 
 def _emit_stepped_workgroup_function(

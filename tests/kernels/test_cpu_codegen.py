@@ -1,0 +1,173 @@
+"""CPU code generation: ranges before masks (backends/cpu/guards.py).
+
+A guard comparing the x global id with a group-uniform bound splits the x work-item loop
+into a main range, where the guard's value is known and the body is plain vector code,
+and the rest. The results must not change for any bound, predicate, offset or group
+shape; the assembly of the guarded kernels must have no masked loads/stores (vmaskmov)
+where an AVX2 host would otherwise use them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spirvjit
+from spirvjit.backends.cpu import abi
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "kernels"
+
+# One kernel per guard shape; each writes out[i] = f(i) where the guard holds and leaves
+# the rest untouched. ``cond`` is the guard as written, ``model`` its NumPy twin (on the
+# global id x, with the bounds ``n`` (int) and ``u`` (ulong)).
+GUARDS = {
+    "lt_uint": ("x < (uint)n", lambda x, n, u: x < n % 2**32),
+    "le_int": ("(int)x <= n", lambda x, n, u: x <= n),
+    "swapped": ("n > (int)x", lambda x, n, u: x < n),
+    "ge_return": ("!((int)x >= n)", lambda x, n, u: x < n),
+    "lower_const": ("(int)x > 3", lambda x, n, u: x > 3),
+    "ge_const": ("(int)x >= 5", lambda x, n, u: x >= 5),
+    "eq_zero": ("(int)x != 0", lambda x, n, u: x != 0),
+    "eq_bound": ("(int)x != n - 1", lambda x, n, u: x != n - 1),
+    "two_sided": ("(int)x > 2 && (int)x < n - 1", lambda x, n, u: (x > 2) & (x < n - 1)),
+    "ulong": ("x < u", lambda x, n, u: x < u if u < 2**63 else x >= 0),
+    "mul_bound": ("(int)x < 2 * n + 1", lambda x, n, u: x < 2 * n + 1),
+    "eq_only": ("(int)x == n", lambda x, n, u: x == n),
+}
+
+
+def _source(cond: str) -> str:
+    return f"""
+kernel void guarded(global int *out, int n, ulong u)
+{{
+    size_t x = get_global_id(0);
+    size_t slot = x - get_global_offset(0);
+    if ({cond})
+        out[slot] = 3 * (int)x + 1;
+    if ((int)get_global_id(0) >= n)
+        return;
+    out[slot] += 1000;
+}}
+"""
+
+
+def _expected(model, global_size: int, offset: int, n: int, u: int) -> np.ndarray:
+    x = np.arange(global_size, dtype=np.int64) + offset
+    out = np.full(global_size, -7, np.int64)
+    hit = model(x, n, u)
+    out[hit] = 3 * x[hit] + 1
+    out[x < n] += 1000
+    return out.astype(np.int32)
+
+
+LAUNCHES = [
+    # (global size, local size or None, offset, n)
+    (1000, None, 0, 997),
+    (1000, 64, 0, 997),
+    (1000, 48, 0, 500),  # non-uniform last group, bound mid-range
+    (256, 256, 0, 0),
+    (256, 32, 0, -5),  # negative bound: the signed guards never hold
+    (300, 100, 40, 200),  # global offset
+    (512, 128, 0, 10**6),  # bound past the range
+    (64, 64, 7, 33),
+]
+
+
+@pytest.mark.parametrize("guard", list(GUARDS))
+def test_guard_split_results(guard: str) -> None:
+    cond, model = GUARDS[guard]
+    kernel = spirvjit.compile_opencl(_source(cond)).kernel("guarded")
+    for global_size, local, offset, n in LAUNCHES:
+        for u in (n if n >= 0 else 0, 2**64 - 1):
+            out = np.full(global_size, -7, np.int32)
+            kernel(
+                out,
+                np.int32(n),
+                np.uint64(u),
+                global_size=(global_size,),
+                local_size=None if local is None else (local,),
+                global_offset=(offset,),
+            )
+            want = _expected(model, global_size, offset, n, u)
+            np.testing.assert_array_equal(
+                out, want, err_msg=f"{guard}: g={global_size} l={local} off={offset} n={n} u={u}"
+            )
+
+
+def test_guard_split_2d_stencil_matches_numpy() -> None:
+    """The demo's 5-point stencil (guards x >= nx || y >= ny, x == 0, x == nx - 1)."""
+    src = (EXAMPLES / "stencil.cl").read_text()
+    kernel = spirvjit.compile_opencl(src).kernel("stencil")
+    rng = np.random.default_rng(1)
+    for nx, ny, local in ((37, 29, None), (64, 16, (16, 4)), (130, 3, (32, 1))):
+        a = rng.uniform(0, 1, (ny, nx)).astype(np.float32)
+        out = np.zeros_like(a)
+        global_size = (-(-nx // 16) * 16, -(-ny // 4) * 4)
+        kernel(a, out, np.int32(nx), np.int32(ny), global_size=global_size, local_size=local)
+        want = a.copy()
+        want[1:-1, 1:-1] = np.float32(0.25) * (
+            (a[1:-1, :-2] + a[1:-1, 2:]) + (a[:-2, 1:-1] + a[2:, 1:-1])
+        )
+        np.testing.assert_array_equal(out, want)
+
+
+def test_guards_found_in_saxpy_and_stencil() -> None:
+    for name in ("saxpy", "stencil"):
+        program = spirvjit.compile_opencl((EXAMPLES / f"{name}.cl").read_text())
+        found = []
+        original = abi.guard_split.find_guards
+
+        def spy(kernel, slot_of, found=found, original=original):
+            result = original(kernel, slot_of)
+            found.extend(result)
+            return result
+
+        abi.guard_split.find_guards = spy
+        try:
+            program.assembly(name)
+        finally:
+            abi.guard_split.find_guards = original
+        assert found, f"{name}: no guard recognised"
+
+
+def _host_has_avx2() -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx2" in f.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _host_has_avx2(), reason="the assembly check is for x86-64 with AVX2")
+@pytest.mark.parametrize("name", ["saxpy", "stencil"])
+def test_guarded_kernels_have_no_masked_memory(name: str) -> None:
+    """Before the split, both kernels' work-item loops were vmaskmovps loads and stores."""
+    program = spirvjit.compile_opencl((EXAMPLES / f"{name}.cl").read_text())
+    asm = program.assembly(name)
+    assert not re.findall(r"\bv(p)?maskmov", asm)
+    assert re.search(r"\bv(fmadd\w*|add|mul)ps\s+[^\n]*ymm", asm), "no 8-wide float arithmetic"
+
+
+def test_kernel_called_by_another_kernel_keeps_its_guard() -> None:
+    """``inner``'s guard is about its own bound; the caller's main range says nothing of it."""
+    src = """
+kernel void inner(global int *out, int m)
+{
+    int x = get_global_id(0);
+    if (x < m)
+        out[x] = x;
+}
+kernel void outer(global int *out, int n, int m)
+{
+    if ((int)get_global_id(0) < n)
+        inner(out, m);
+}
+"""
+    kernel = spirvjit.compile_opencl(src).kernel("outer")
+    out = np.full(256, -1, np.int32)
+    kernel(out, np.int32(200), np.int32(100), global_size=(256,), local_size=(64,))
+    want = np.where(np.arange(256) < 100, np.arange(256), -1).astype(np.int32)
+    np.testing.assert_array_equal(out, want)
