@@ -148,7 +148,7 @@ def _optimized(translation, target, symbol, dump_as, times, directory):
     if target.is_gpu:
         times.run("opt", _gpu().optimize, llmod, target, symbol)
     else:
-        times.run("opt", codegen.optimize, llmod, target)
+        llmod = times.run("opt", codegen.optimize, llmod, target)
     return llmod
 
 

@@ -8,12 +8,19 @@ requires.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import itertools
+import json
+import os
 import re
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -21,6 +28,7 @@ from llvmlite import ir
 from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
+from . import opt_worker
 
 
 @functools.cache
@@ -70,8 +78,14 @@ def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
 
 
 def parse(text: str, what: str) -> llvm.ModuleRef:
+    """Parses and verifies IR text into a module of its own LLVM context.
+
+    Not llvmlite's global context: types, constants and metadata uniqued in a context
+    live as long as it does. A module's context is freed with the last module that
+    refers to it.
+    """
     try:
-        module = llvm.parse_assembly(text)
+        module = llvm.parse_assembly(text, context=llvm.create_context())
         module.verify()
     except RuntimeError as exc:
         raise CompileError(
@@ -80,15 +94,47 @@ def parse(text: str, what: str) -> llvm.ModuleRef:
     return module
 
 
-def optimize(module: llvm.ModuleRef, target: Target) -> None:
+# How many modules this process optimizes itself before handing optimization to a
+# child process (see opt_worker.py: llvmlite leaks ~90 KiB per optimization). Most
+# processes compile far fewer kernels and never start the child; one that compiles
+# many keeps at most this many leaks. 0: always the child; None: never.
+IN_PROCESS_OPTIMIZATIONS: int | None = 256
+
+_optimizations = itertools.count()
+
+
+def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``.
+
+    Returns the optimized module: ``module`` itself, or (once this process has run
+    ``IN_PROCESS_OPTIMIZATIONS`` optimizations) a new module, in ``module``'s context,
+    optimized by the child process. Use the returned module.
+    """
+    limit = IN_PROCESS_OPTIMIZATIONS
+    if limit is None or next(_optimizations) < limit or _worker.unavailable:
+        optimize_here(module, target)
+        return module
+    bitcode = _worker.optimize(module.as_bitcode(), target)
+    if bitcode is None:  # the child could not be started: optimize here after all
+        optimize_here(module, target)
+        return module
+    try:
+        return llvm.parse_bitcode(bitcode, context=module._context)
+    except RuntimeError as exc:
+        raise CompileError("LLVM could not read back an optimized module", str(exc)) from None
+
+
+def optimize_here(module: llvm.ModuleRef, target: Target) -> None:
+    """``optimize`` in this process, changing ``module`` in place.
 
     First declares the libmvec variants of the libm functions the module calls that
     ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
     """
     declarations = vector_declarations(target.features, {fn.name for fn in module.functions})
     if declarations:
-        vector_library = llvm.parse_assembly(f'target triple = "{target.triple}"\n' + declarations)
+        vector_library = llvm.parse_assembly(
+            f'target triple = "{target.triple}"\n' + declarations, context=module._context
+        )
         vector_library.data_layout = module.data_layout
         module.link_in(vector_library)
     tm = target_machine(target)
@@ -97,6 +143,93 @@ def optimize(module: llvm.ModuleRef, target: Target) -> None:
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
+
+
+class _Worker:
+    """The optimizing child process (opt_worker.py), started at first need, serving one
+    request at a time, restarted when it exits after its ``MAX_REQUESTS``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._served = 0
+        self.unavailable = False  # set when the child cannot start: optimize in-process
+
+    def optimize(self, bitcode: bytes, target: Target) -> bytes | None:
+        """The optimized bitcode, or None when no child process can be started."""
+        header = json.dumps(
+            {"triple": target.triple, "arch": target.arch, "features": target.features}
+        ).encode()
+        with self._lock:
+            process = self._running()
+            if process is None:
+                return None
+            try:
+                opt_worker.write_frame(process.stdin, header)
+                opt_worker.write_frame(process.stdin, bitcode)
+                process.stdin.flush()
+                status = process.stdout.read(4)
+                reply = opt_worker.read_frame(process.stdout)
+            except (OSError, EOFError, ValueError) as exc:
+                self._stop()
+                raise CompileError(f"the LLVM optimizer process failed: {exc}") from None
+            self._served += 1
+            if len(status) != 4 or reply is None:
+                self._stop()
+                raise CompileError("the LLVM optimizer process exited (crashed) mid-request")
+            if self._served >= opt_worker.MAX_REQUESTS:
+                self._stop()
+        if status != b"\0\0\0\0":
+            raise CompileError("LLVM failed to optimize a kernel", reply.decode(errors="replace"))
+        return reply
+
+    def _running(self) -> subprocess.Popen | None:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self._stop()
+        path = os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")]))
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_MAIN],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": path},
+            )
+        except OSError:
+            self.unavailable = True
+            return None
+        self._served = 0
+        return self._process
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with contextlib.suppress(OSError):
+            process.stdout.close()
+
+
+# Not ``-m``: this package imports opt_worker, and runpy warns about running a module
+# that its package has already imported.
+_WORKER_MAIN = (
+    "import sys; from spirvjit.backends.cpu import opt_worker; sys.exit(opt_worker.main())"
+)
+
+
+def _package_root() -> str:
+    """The directory holding the spirvjit package, so the child imports this copy."""
+    return str(Path(__file__).resolve().parents[3])
+
+
+_worker = _Worker()
+atexit.register(_worker._stop)
 
 
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
