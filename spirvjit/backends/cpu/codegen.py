@@ -233,7 +233,10 @@ atexit.register(_worker._stop)
 
 
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
-    return target_machine(target).emit_object(module)
+    try:
+        return target_machine(target).emit_object(module)
+    except RuntimeError as exc:
+        raise CompileError(f"LLVM failed to emit code for {module.name}", str(exc)) from None
 
 
 def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
@@ -302,5 +305,8 @@ def load_kernel(
         builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
         if data_library:
             builder.add_jit_library(data_library)
-        tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        try:
+            tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+        except RuntimeError as exc:
+            raise CompileError(f"the JIT could not link {name}", str(exc)) from None
         return LoadedCode(tracker, tracker[symbol])
