@@ -227,6 +227,11 @@ class _Validator:
         if op in ("OpConstantTrue", "OpConstantFalse", "OpSpecConstantTrue", "OpSpecConstantFalse"):
             if rtype.opname != "OpTypeBool":
                 raise self.error(inst, "a boolean constant of a non-boolean type")
+        elif op in ("OpConstant", "OpSpecConstant"):
+            # A 16-bit float's literal word has its high half zero (spirv-val's rule);
+            # integers are taken modulo their width, as the translator does.
+            if rtype.opname == "OpTypeFloat" and inst.operands[0] >> rtype.operands[0]:
+                raise self.error(inst, f"literal {inst.operands[0]:#x} is wider than the type")
         elif op in ("OpConstantNull",) and rtype.opname in ("OpTypeVoid", "OpTypeFunction"):
             raise self.error(inst, f"a null constant of type {rtype.opname[6:]}")
         elif op in _COMPOSITE_CONSTANTS:
