@@ -79,6 +79,28 @@ _ACCESS_CHAINS = {
 }
 
 
+# Instructions with checks of their own beyond "value operands are values".
+_CHECKED = frozenset(
+    (
+        "OpVariable",
+        "OpPhi",
+        "OpSwitch",
+        "OpBranch",
+        "OpBranchConditional",
+        "OpSelectionMerge",
+        "OpLoopMerge",
+        "OpFunctionCall",
+        "OpCompositeExtract",
+        "OpCompositeInsert",
+        "OpVectorShuffle",
+        "OpVectorExtractDynamic",
+        "OpVectorInsertDynamic",
+        "OpCompositeConstruct",
+        *_ACCESS_CHAINS,
+    )
+)
+
+
 def validate(module: Module) -> None:
     """Raise SpirvError for the first structural problem found in ``module``."""
     _Validator(module).run()
@@ -122,6 +144,12 @@ class _Validator:
             if target is None or target.opname != "OpFunction":
                 raise SpirvError(
                     f"entry point {entry.name!r} names %{entry.function_id}, not a function",
+                    entry.offset,
+                    "OpEntryPoint",
+                )
+            if self.defs.get(target.result_type, target).opname != "OpTypeVoid":
+                raise SpirvError(
+                    f"entry point {entry.name!r} returns a value (kernels return void)",
                     entry.offset,
                     "OpEntryPoint",
                 )
@@ -296,13 +324,22 @@ class _Validator:
             if param.result_type != type_id:
                 raise self.error(param, "the parameter's type differs from the function type's")
         labels = {block.label_id for block in fn.blocks}
+        types, non_values = self.types, self.non_values
         for block in fn.blocks:
             for inst in block.instructions:
-                self.result_type(inst)
-                if inst.opname == "OpVariable":
-                    self.variable(inst)
-                self.operands(inst, labels)
-                self.indices(inst)
+                if inst.result_type is not None and inst.result_type not in types:
+                    raise self.error(inst, f"result type %{inst.result_type} is not a type")
+                op = inst.opname
+                if op in _CHECKED:
+                    if op == "OpVariable":
+                        self.variable(inst)
+                    self.operands(inst, labels)
+                    self.indices(inst)
+                elif op not in _NOT_VALUES:
+                    # The common case, inlined: no operand names a type, label or function.
+                    for value, kind in zip(inst.operands, inst.kinds, strict=True):
+                        if kind == "IdRef" and value in non_values:
+                            self.operands(inst, labels)  # raises, with the message
 
     def operands(self, inst: Instruction, labels: set[int]) -> None:
         op, ops = inst.opname, inst.operands

@@ -48,14 +48,18 @@ KERNEL = """
 """
 
 
-def module(tmp_path: Path, body: str = "", types: str = "", functions: str = "") -> bytes:
+def assemble(tmp_path: Path, text: str) -> bytes:
     spirv_as = shutil.which("spirv-as")
     if spirv_as is None:
         pytest.skip("spirv-as is not installed")
     source, binary = tmp_path / "m.spvasm", tmp_path / "m.spv"
-    source.write_text(HEADER + types + functions + KERNEL.format(body=body))
+    source.write_text(text)
     subprocess.run([spirv_as, "--target-env", "spv1.2", str(source), "-o", str(binary)], check=True)
     return binary.read_bytes()
+
+
+def module(tmp_path: Path, body: str = "", types: str = "") -> bytes:
+    return assemble(tmp_path, HEADER + types + KERNEL.format(body=body))
 
 
 def refused(data: bytes, match: str) -> None:
@@ -136,21 +140,25 @@ def test_global_variable_of_a_function_type_is_refused(tmp_path: Path) -> None:
 def test_half_constant_with_a_32_bit_literal_is_refused(tmp_path: Path) -> None:
     """A half constant whose literal word has high bits set: struct.error escaped from
     the constant folder before. spirv-as refuses to write one, so the word is patched."""
-    data = bytearray(module(tmp_path, "", "%half = OpTypeFloat 16\n%h = OpConstant %half 1.0009765625\n"))
+    data = bytearray(
+        module(tmp_path, "", "%half = OpTypeFloat 16\n%h = OpConstant %half 1.0009765625\n")
+    )
     at = data.index(struct.pack("<I", 0x3C01))
     data[at : at + 4] = struct.pack("<I", 0x12345)
     refused(bytes(data), "wider than the type")
 
 
+def test_kernel_returning_a_value_is_refused(tmp_path: Path) -> None:
+    text = (HEADER + KERNEL.format(body="")).replace(
+        "%kernty = OpTypeFunction %void %ptr_struct", "%kernty = OpTypeFunction %uint %ptr_struct"
+    )
+    text = text.replace("%k = OpFunction %void", "%k = OpFunction %uint")
+    refused(assemble(tmp_path, text.replace("OpReturn\n", "OpReturnValue %uint_0\n")), "returns")
+
+
 def test_decorating_a_missing_member_is_refused(tmp_path: Path) -> None:
-    data = module(tmp_path)
     text = HEADER.replace(
         "       %void = OpTypeVoid",
         "               OpMemberDecorate %struct 9 Volatile\n       %void = OpTypeVoid",
     )
-    spirv_as = shutil.which("spirv-as")
-    source, binary = tmp_path / "d.spvasm", tmp_path / "d.spv"
-    source.write_text(text + KERNEL.format(body=""))
-    subprocess.run([spirv_as, "--target-env", "spv1.2", str(source), "-o", str(binary)], check=True)
-    assert data
-    refused(binary.read_bytes(), "member 9 of a struct of 2")
+    refused(assemble(tmp_path, text + KERNEL.format(body="")), "member 9 of a struct of 2")

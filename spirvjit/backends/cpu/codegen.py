@@ -86,6 +86,7 @@ def parse(text: str, what: str) -> llvm.ModuleRef:
     """
     try:
         module = llvm.parse_assembly(text, context=llvm.create_context())
+        module.name = what  # errors from later stages name the kernel
         module.verify()
     except RuntimeError as exc:
         raise CompileError(
@@ -119,9 +120,11 @@ def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
         optimize_here(module, target)
         return module
     try:
-        return llvm.parse_bitcode(bitcode, context=module._context)
+        optimized = llvm.parse_bitcode(bitcode, context=module._context)
     except RuntimeError as exc:
-        raise CompileError("LLVM could not read back an optimized module", str(exc)) from None
+        raise CompileError(f"LLVM could not read back kernel {module.name}", str(exc)) from None
+    optimized.name = module.name
+    return optimized
 
 
 def optimize_here(module: llvm.ModuleRef, target: Target) -> None:
@@ -236,7 +239,7 @@ def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
     try:
         return target_machine(target).emit_object(module)
     except RuntimeError as exc:
-        raise CompileError(f"LLVM failed to emit code for {module.name}", str(exc)) from None
+        raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 
 
 def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
