@@ -105,7 +105,14 @@ class Seed:
         while pos < len(self.words):
             self.starts.append(pos)
             pos += max(1, self.words[pos] >> 16)
-        self.ids = sorted(read_module(data).defs)
+        defs = read_module(data).defs
+        self.ids = sorted(defs)
+        # Ids of values (they have a type): swapping one for another passes the
+        # operand-kind checks and reaches the translator with a wrong type.
+        self.values = sorted(
+            i for i, d in defs.items() if d.result_type and d.opname != "OpFunction"
+        )
+        self.value_set = set(self.values)
 
 
 def _pack(words: list[int]) -> bytes:
@@ -116,7 +123,7 @@ def mutate(seed: Seed, others: list[Seed], rng: random.Random) -> bytes:
     """One mutant of ``seed``: 1-4 mutations chosen from the kinds below."""
     words = list(seed.words)
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3, 4))):
-        kind = rng.randrange(10)
+        kind = rng.choice((0, 1, 2, 3, 3, 3, 4, 5, 6, 7, 8, 9))
         starts = _boundaries(words)
         if len(words) <= 6 or not starts:
             break
@@ -124,11 +131,18 @@ def mutate(seed: Seed, others: list[Seed], rng: random.Random) -> bytes:
             words[rng.randrange(5, len(words))] = rng.choice(INTERESTING)
         elif kind == 1:  # one bit
             words[rng.randrange(5, len(words))] ^= 1 << rng.randrange(32)
-        elif kind in (2, 3):  # an operand becomes another defined id (type confusion)
+        elif kind == 2:  # an operand becomes another defined id
             at = rng.choice(starts)
             count = max(1, words[at] >> 16)
             if count > 1 and seed.ids:
                 words[at + rng.randrange(1, count)] = rng.choice(seed.ids)
+        elif kind == 3:  # a value operand becomes another value (type confusion)
+            at = rng.choice(starts)
+            count = max(1, words[at] >> 16)
+            end = min(at + count, len(words))
+            slots = [i for i in range(at + 2, end) if words[i] in seed.value_set]
+            if slots and seed.values:
+                words[rng.choice(slots)] = rng.choice(seed.values)
         elif kind == 4:  # an operand word becomes a small number (ids, indices, counts)
             at = rng.choice(starts)
             count = max(1, words[at] >> 16)

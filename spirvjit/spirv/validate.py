@@ -26,6 +26,7 @@ Checked:
 from __future__ import annotations
 
 from ..errors import SpirvError
+from .grammar import Decoration
 from .module import Instruction, Module
 
 # OpenCL C has these vector sizes only (SPIR-V's Vector16 capability).
@@ -34,11 +35,13 @@ VECTOR_SIZES = (2, 3, 4, 8, 16)
 # private array of 2**32 elements would exhaust memory while translating.
 MAX_ARRAY_LENGTH = 1 << 24
 MAX_TYPE_BYTES = 1 << 32
+MAX_ALIGNMENT = 1 << 16
 INT_WIDTHS = (8, 16, 32, 64)
 FLOAT_WIDTHS = (16, 32, 64)
 
 _NUMERIC = ("OpTypeInt", "OpTypeFloat", "OpTypeBool")
 _COMPOSITE_CONSTANTS = ("OpConstantComposite", "OpSpecConstantComposite")
+_ALIGNMENT = Decoration.Alignment
 # Operand positions (in ``operands``) that are labels, per opcode; None: all odd ones.
 _LABEL_OPERANDS = {
     "OpBranch": (0,),
@@ -139,6 +142,10 @@ class _Validator:
         for inst in self.m.instructions:
             if inst.opname in ("OpMemberDecorate", "OpMemberDecorateString"):
                 self.member_of(inst, inst.operands[0], inst.operands[1])
+            if inst.opname == "OpDecorate" and inst.operands[1] == _ALIGNMENT:
+                value = inst.operands[2]
+                if value < 1 or value & (value - 1) or value > MAX_ALIGNMENT:
+                    raise self.error(inst, f"alignment {value} (a power of two to 2**16)")
         for entry in self.m.entry_points:
             target = self.defs.get(entry.function_id)
             if target is None or target.opname != "OpFunction":
@@ -286,6 +293,10 @@ class _Validator:
             raise self.error(inst, "the storage class differs from its pointer type's")
         if pointer.operands[1] in self.types:
             self.sized(inst, pointer.operands[1], "the variable's type")
+        if len(inst.operands) > 1:
+            initializer = self.defs.get(inst.operands[1])
+            if initializer is None or initializer.result_type != pointer.operands[1]:
+                raise self.error(inst, "the initializer's type differs from the variable's")
 
     def members(self, type_inst: Instruction) -> list[int] | None:
         """Member type ids of a composite type, None for other types."""
