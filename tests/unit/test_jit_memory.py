@@ -60,7 +60,7 @@ MEASURE = textwrap.dedent(
         assert a[0] == 1.0, a[0]
         cache._memory.clear()  # the bounded in-memory object cache is not what is measured
 
-    warm = 20
+    warm = 15
     for i in range(warm):
         one(i)
     before = rss_kib()
@@ -90,7 +90,7 @@ LIMIT_KIB = 60
 
 
 def test_rss_stays_flat_over_compile_drop_cycles_sample() -> None:
-    assert growth_per_kernel(60, 0) < LIMIT_KIB
+    assert growth_per_kernel(40, 0) < LIMIT_KIB
 
 
 @pytest.mark.slow
@@ -123,3 +123,16 @@ def test_child_failure_is_a_compile_error() -> None:
         f'target triple = "{target.triple}"\ndefine void @f() {{ ret void }}\n', "f"
     )
     assert codegen._worker.optimize(module.as_bitcode(), target)
+
+
+def test_without_a_usable_child_optimization_stays_in_process(monkeypatch) -> None:
+    """Embedded interpreters: sys.executable may not run Python at all."""
+    monkeypatch.setattr(codegen, "_worker", codegen._Worker())
+    monkeypatch.setattr(codegen, "IN_PROCESS_OPTIMIZATIONS", 0)
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl("kernel void k(global int* a) { a[get_global_id(0)] += 7; }")
+    a = np.arange(10, dtype=np.int32)
+    program.kernel("k")(a, global_size=10)
+    np.testing.assert_array_equal(a, np.arange(10) + 7)
+    assert codegen._worker.unavailable

@@ -174,12 +174,18 @@ class _Worker:
                 status = process.stdout.read(4)
                 reply = opt_worker.read_frame(process.stdout)
             except (OSError, EOFError, ValueError) as exc:
-                self._stop()
-                raise CompileError(f"the LLVM optimizer process failed: {exc}") from None
-            self._served += 1
+                status, reply, failure = b"", None, str(exc)
+            else:
+                failure = "it exited mid-request"
             if len(status) != 4 or reply is None:
                 self._stop()
-                raise CompileError("the LLVM optimizer process exited (crashed) mid-request")
+                if not self._served:
+                    # A child that cannot serve even one request (sys.executable is not
+                    # a Python that can import spirvjit, say): optimize in-process.
+                    self.unavailable = True
+                    return None
+                raise CompileError(f"the LLVM optimizer process failed: {failure}")
+            self._served += 1
             if self._served >= opt_worker.MAX_REQUESTS:
                 self._stop()
         if status != b"\0\0\0\0":
