@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from spirvjit.spirv.reader import read_module  # noqa: E402
 from tests import spirv_fuzz  # noqa: E402
 
-SAMPLE = 150  # about 30-45 s on a loaded 2-core machine
+SAMPLE = 100  # 20-40 s on an idle 2-core machine
 SEED = 13
 
 
@@ -47,7 +47,7 @@ def test_mutants_of_real_modules_never_escape() -> None:
             escapes.append(signature)
     assert not escapes, escapes
     # The sample reaches code generation, not only the reader's refusals.
-    assert counts["ok"] >= 5, counts
+    assert counts["ok"] >= 3, counts
 
 
 def test_a_mutant_is_the_same_for_the_same_seed() -> None:
