@@ -122,7 +122,9 @@ def _optimized(
         # Before parsing: IR that LLVM rejects is kept too.
         dump(directory, stem or dump_as, {"ll": text})
     llmod = times.run("parse", parse_ir, text, dump_as or symbol)
-    times.run("opt", owner.optimize, llmod, target, symbol)
+    # The optimized module may be a new one (the CPU optimizes in a child process
+    # after many kernels: codegen.optimize).
+    llmod = times.run("opt", owner.optimize, llmod, target, symbol)
     return llmod
 
 

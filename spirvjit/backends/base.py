@@ -90,8 +90,10 @@ class Backend(ABC):
         launch values of ``specialization`` (pairs of name and value) baked in."""
 
     @abstractmethod
-    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:
-        """Optimises the kernel's module in place (device libraries linked first)."""
+    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> llvm.ModuleRef:
+        """Optimises the kernel's module (device libraries linked first); returns the module
+        to use from now on: ``module`` itself, or a new one (the CPU may optimize in a
+        child process)."""
 
     @abstractmethod
     def emit(self, module: llvm.ModuleRef, target: Target, what: str) -> bytes:

@@ -10,7 +10,8 @@ against the grammar (enumerant values, string termination, context-dependent
 literal widths); ids (in ``1..bound-1``, defined once, defined before use except where
 SPIR-V allows forward references); the logical layout (section order, one
 OpMemoryModel, instructions inside/outside functions, blocks ending in a terminator,
-functions ending in OpFunctionEnd). Types, scoping and dominance are not checked.
+functions ending in OpFunctionEnd). Then ``validate`` (validate.py) checks types, sizes,
+counts, indices and operand kinds; scoping and dominance are not checked.
 
 Forward references allowed: debug and annotation targets (OpName, OpDecorate*,
 OpGroupDecorate targets, ...), OpEntryPoint and OpExecutionMode* operands, OpPhi
@@ -37,6 +38,7 @@ from array import array
 from ..errors import SpirvError
 from . import grammar
 from .module import Block, Decoration, EntryPoint, ExecutionMode, Function, Instruction, Module
+from .validate import validate
 
 _OP = grammar.OPCODES
 _INSTRUCTIONS = grammar.INSTRUCTIONS
@@ -183,7 +185,9 @@ def read_module(data: bytes | bytearray | memoryview) -> Module:
     any malformed input. The result follows the contract in spirvjit/spirv/module.py.
     """
     words, text, big_endian = _words(data)
-    return _Reader(words, text, big_endian).read()
+    module = _Reader(words, text, big_endian).read()
+    validate(module)
+    return module
 
 
 def _words(data: bytes | bytearray | memoryview) -> tuple[list[int], bytes, bool]:

@@ -57,8 +57,15 @@ def _metadata(module: ir.Module, texts: list[str]) -> list[str]:
 
 
 def parse_ir(text: str, what: str) -> llvm.ModuleRef:
+    """Parses and verifies IR text into a module of its own LLVM context.
+
+    Not llvmlite's global context: types, constants and metadata uniqued in a context
+    live as long as it does (memory that grew with every kernel compiled). A module's
+    context is freed with the last module that refers to it.
+    """
     try:
-        module = llvm.parse_assembly(text)
+        module = llvm.parse_assembly(text, context=llvm.create_context())
+        module.name = what  # errors from later stages name the kernel
         module.verify()
     except RuntimeError as exc:
         raise CompileError(

@@ -7,8 +7,10 @@ backend to wrap (the CPU backend builds work-group functions around them).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 import llvmlite.binding as llvm
@@ -290,6 +292,10 @@ class ModuleTranslator:
     def signatures(self) -> dict[str, KernelSignature] | None:
         """Every kernel's signature without translating function bodies (cheap), or None
         when only a full translation can tell (a barrier kernel's frame size)."""
+        with llvm_errors():
+            return self._signatures()
+
+    def _signatures(self) -> dict[str, KernelSignature] | None:
         if self._barrier_functions():
             return None
         self._layout_workgroup_variables()
@@ -478,4 +484,17 @@ def translate(
     ``symbol_prefix`` makes the names of externally visible symbols unique to
     this program.
     """
-    return ModuleTranslator(module, abi, spec_constants, symbol_prefix).translate()
+    with llvm_errors():
+        return ModuleTranslator(module, abi, spec_constants, symbol_prefix).translate()
+
+
+@contextlib.contextmanager
+def llvm_errors() -> Iterator[None]:
+    """LLVM's own errors (llvmlite raises RuntimeError), met while translating a module
+    the checks let through, as SpirvError: what LLVM cannot take is not run."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if isinstance(exc, RecursionError):
+            raise SpirvError("the module's types or expressions nest too deeply") from None
+        raise SpirvError(f"LLVM rejected the translated module: {exc}") from None

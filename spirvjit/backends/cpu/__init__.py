@@ -72,8 +72,8 @@ class CpuBackend(Backend):
     def kernel_ir(self, translation, target: Target, symbol: str, specialization=()) -> str:
         return kernel_ir(translation.module, symbol, translation.mutable_globals)
 
-    def optimize(self, module, target: Target, symbol: str) -> None:
-        codegen.optimize(module, target)
+    def optimize(self, module, target: Target, symbol: str):
+        return codegen.optimize(module, target)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         return codegen.emit_object(module, target)

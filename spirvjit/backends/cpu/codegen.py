@@ -8,18 +8,26 @@ requires.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import itertools
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
-from . import objcheck
+from . import objcheck, opt_worker
 
 
 @functools.cache
@@ -40,15 +48,49 @@ def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def optimize(module: llvm.ModuleRef, target: Target) -> None:
+# How many modules this process optimizes itself before handing optimization to a
+# child process (see opt_worker.py: llvmlite leaks ~90 KiB per optimization). Most
+# processes compile far fewer kernels and never start the child; one that compiles
+# many keeps at most this many leaks. 0: always the child; None: never.
+IN_PROCESS_OPTIMIZATIONS: int | None = 256
+
+_optimizations = itertools.count()
+
+
+def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``.
+
+    Returns the optimized module: ``module`` itself, or (once this process has run
+    ``IN_PROCESS_OPTIMIZATIONS`` optimizations) a new module, in ``module``'s context,
+    optimized by the child process. Use the returned module.
+    """
+    limit = IN_PROCESS_OPTIMIZATIONS
+    if limit is None or next(_optimizations) < limit or _worker.unavailable:
+        optimize_here(module, target)
+        return module
+    bitcode = _worker.optimize(module.as_bitcode(), target)
+    if bitcode is None:  # the child could not be started: optimize here after all
+        optimize_here(module, target)
+        return module
+    try:
+        optimized = llvm.parse_bitcode(bitcode, context=module._context)
+    except RuntimeError as exc:
+        raise CompileError(f"LLVM could not read back kernel {module.name}", str(exc)) from None
+    optimized.name = module.name
+    return optimized
+
+
+def optimize_here(module: llvm.ModuleRef, target: Target) -> None:
+    """``optimize`` in this process, changing ``module`` in place.
 
     First declares the libmvec variants of the libm functions the module calls that
     ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
     """
     declarations = vector_declarations(target.features, {fn.name for fn in module.functions})
     if declarations:
-        vector_library = llvm.parse_assembly(f'target triple = "{target.triple}"\n' + declarations)
+        vector_library = llvm.parse_assembly(
+            f'target triple = "{target.triple}"\n' + declarations, context=module._context
+        )
         vector_library.data_layout = module.data_layout
         module.link_in(vector_library)
     tm = target_machine(target)
@@ -59,8 +101,104 @@ def optimize(module: llvm.ModuleRef, target: Target) -> None:
     pb.getModulePassManager().run(module, pb)
 
 
+class _Worker:
+    """The optimizing child process (opt_worker.py), started at first need, serving one
+    request at a time, restarted when it exits after its ``MAX_REQUESTS``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+        self._served = 0
+        self.unavailable = False  # set when the child cannot start: optimize in-process
+
+    def optimize(self, bitcode: bytes, target: Target) -> bytes | None:
+        """The optimized bitcode, or None when no child process can be started."""
+        header = json.dumps(
+            {"triple": target.triple, "arch": target.arch, "features": target.features}
+        ).encode()
+        with self._lock:
+            process = self._running()
+            if process is None:
+                return None
+            try:
+                opt_worker.write_frame(process.stdin, header)
+                opt_worker.write_frame(process.stdin, bitcode)
+                process.stdin.flush()
+                status = process.stdout.read(4)
+                reply = opt_worker.read_frame(process.stdout)
+            except (OSError, EOFError, ValueError) as exc:
+                status, reply, failure = b"", None, str(exc)
+            else:
+                failure = "it exited mid-request"
+            if len(status) != 4 or reply is None:
+                self._stop()
+                if not self._served:
+                    # A child that cannot serve even one request (sys.executable is not
+                    # a Python that can import spirvjit, say): optimize in-process.
+                    self.unavailable = True
+                    return None
+                raise CompileError(f"the LLVM optimizer process failed: {failure}")
+            self._served += 1
+            if self._served >= opt_worker.MAX_REQUESTS:
+                self._stop()
+        if status != b"\0\0\0\0":
+            raise CompileError("LLVM failed to optimize a kernel", reply.decode(errors="replace"))
+        return reply
+
+    def _running(self) -> subprocess.Popen | None:
+        if self._process is not None and self._process.poll() is None:
+            return self._process
+        self._stop()
+        path = os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")]))
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_MAIN],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": path},
+            )
+        except OSError:
+            self.unavailable = True
+            return None
+        self._served = 0
+        return self._process
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with contextlib.suppress(OSError):
+            process.stdout.close()
+
+
+# Not ``-m``: this package imports opt_worker, and runpy warns about running a module
+# that its package has already imported.
+_WORKER_MAIN = (
+    "import sys; from spirvjit.backends.cpu import opt_worker; sys.exit(opt_worker.main())"
+)
+
+
+def _package_root() -> str:
+    """The directory holding the spirvjit package, so the child imports this copy."""
+    return str(Path(__file__).resolve().parents[3])
+
+
+_worker = _Worker()
+atexit.register(_worker._stop)
+
+
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
-    return target_machine(target).emit_object(module)
+    try:
+        return target_machine(target).emit_object(module)
+    except RuntimeError as exc:
+        raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 
 
 def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:

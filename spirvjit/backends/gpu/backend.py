@@ -107,7 +107,7 @@ class GpuBackend(Backend):
         flag = 1 + max((int(n) for n in re.findall(r"^!(\d+) =", text, re.M)), default=-1)
         return f"{text}!llvm.module.flags = !{{!{flag}}}\n!{flag} = {self.module_flag}\n"
 
-    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> None:
+    def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> llvm.ModuleRef:
         """Links the device library if the kernel calls it, then runs O3 with only the
         entry point visible."""
         missing = [
@@ -129,6 +129,7 @@ class GpuBackend(Backend):
         tm = target_machine(target)
         pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
         pb.getModulePassManager().run(module, pb)
+        return module
 
     def assembly(self, module: llvm.ModuleRef, target: Target) -> str:
         return target_machine(target).emit_assembly(module)
