@@ -44,6 +44,9 @@ class GpuABI:
     # -cl-fp32-correctly-rounded-divide-sqrt the GPU may use its fast sequences.
     fp32_divide_ulp: float | None = 2.5
     fp32_sqrt_ulp: float | None = 3.0
+    # OpenCL 1.x atomics (atomic_inc, atom_add, ...) lower relaxed at their memory's
+    # scope, as libclc does, instead of sequentially consistent (translate/imports.py).
+    relaxed_legacy_atomics = True
     spaces: dict[int, int] = {}
     scopes: dict[int, str] = {}
 
