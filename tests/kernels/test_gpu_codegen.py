@@ -5,11 +5,15 @@ clang's native build of the same OpenCL C makes, where spirvjit used to do worse
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 import spirvjit
+from spirvjit.backends.gpu.abi import launch_specialization
 from spirvjit.toolchain import find_tool
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
 
 pytestmark = pytest.mark.skipif(find_tool("clang") is None, reason="needs clang-22")
 
@@ -146,3 +150,52 @@ def test_c11_atomics_keep_their_order():
     found = [line.strip() for line in module.splitlines() if "atomicrmw" in line]
     # Work-group scope on memory that is not __local is widened: it may be global.
     assert found and all(line.endswith('syncscope("agent") seq_cst') for line in found)
+
+
+SAXPY = """
+kernel void saxpy(global float* y, global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+FAST_LAUNCH = launch_specialization(("ids32", "uniform", "zero_offset"))
+PTX_64BIT = r"^(add|sub|mul|mad|shl|shr|and|or|xor)(\.lo|\.wide)?\.(s64|u64|b64)$"
+
+
+def _ptx_counts(ptx: str) -> tuple[int, int]:
+    mnemonics = [
+        line.split()[0]
+        for line in ptx.splitlines()
+        if line.startswith("\t") and not line.startswith(("\t.", "\t//"))
+    ]
+    wide = sum(bool(re.match(PTX_64BIT, m)) for m in mnemonics)
+    return wide, sum(m.startswith("cvt") for m in mnemonics)
+
+
+@pytest.mark.parametrize("source, kernel", [(SAXPY, "saxpy"), (None, "sgemm")])
+def test_nvidia_launch_facts_narrow_the_index_arithmetic(source, kernel):
+    # The generic variant adds the 64-bit global offset to every id and computes the id
+    # in 64 bits; a uniform, zero-offset launch with 32-bit ids needs neither.
+    if source is None:
+        source = (BENCHMARKS / f"{kernel}.cl").read_text()
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target("sm_90"))
+    generic = program.assembly(kernel)
+    fast = program.assembly(kernel, FAST_LAUNCH)
+    (wide, cvt), (fast_wide, fast_cvt) = _ptx_counts(generic), _ptx_counts(fast)
+    assert fast_wide < wide and fast_cvt < cvt
+    # The global offset x is the first parameter after the kernel's own: every variant
+    # has it (one ABI), only the generic one reads it.
+    offset_x = rf"ld\.param\.b64\s+%\w+, \[{kernel}_param_{3 if kernel == 'saxpy' else 4}\]"
+    assert re.search(offset_x, generic) and not re.search(offset_x, fast)
+
+
+def test_amd_uniform_launches_skip_the_partial_group_size():
+    source = "kernel void k(global uint* out) { out[get_global_id(0)] = get_local_size(0); }"
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target("gfx942"))
+    generic = program.assembly("k")
+    uniform = program.assembly("k", launch_specialization(("uniform",)))
+    # Generic: the last group holds what is left of the grid (the grid size from the
+    # dispatch packet, offset 12, minus the group's start, compared with the group size).
+    grid_size = re.compile(r"s_load_dword s\d+, s\[0:1\], 0xc")
+    assert grid_size.search(generic) and "v_cmp_lt_u64" in generic
+    assert not grid_size.search(uniform) and "v_cmp_lt_u64" not in uniform
