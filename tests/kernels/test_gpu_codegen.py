@@ -183,6 +183,9 @@ def test_nvidia_launch_facts_narrow_the_index_arithmetic(source, kernel):
     fast = program.assembly(kernel, FAST_LAUNCH)
     (wide, cvt), (fast_wide, fast_cvt) = _ptx_counts(generic), _ptx_counts(fast)
     assert fast_wide < wide and fast_cvt < cvt
+    # No conversions at all: sgemm's int loop counter stays 32-bit (clang's -O2 for
+    # spirv64 used to widen it to i64, with a trunc and a sext per index in the loop).
+    assert fast_cvt == 0
     # The global offset x is the first parameter after the kernel's own: every variant
     # has it (one ABI), only the generic one reads it.
     offset_x = rf"ld\.param\.b64\s+%\w+, \[{kernel}_param_{3 if kernel == 'saxpy' else 4}\]"
