@@ -103,9 +103,11 @@ def compile_kernel(
     return times.run("obj", owner.emit, llmod, target, f"{symbol} for {target.name}")
 
 
-def kernel_assembly(translation: Translation, target: Target, symbol: str) -> str:
+def kernel_assembly(
+    translation: Translation, target: Target, symbol: str, specialization: tuple = ()
+) -> str:
     """What ``compile_kernel`` would produce, as assembly (GCN, PTX, x86-64, ...)."""
-    llmod = _optimized(translation, target, symbol, None, StageTimes(), None)
+    llmod = _optimized(translation, target, symbol, None, StageTimes(), None, specialization)
     return backend(target.kind).assembly(llmod, target)
 
 

@@ -248,14 +248,15 @@ class Program:
             cache.store(key, obj)
             return obj, "compile"
 
-    def assembly(self, name: str) -> str:
-        """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX)."""
+    def assembly(self, name: str, specialization: tuple[tuple[str, str], ...] = ()) -> str:
+        """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX);
+        ``specialization`` as for ``object_code``."""
         with self._lock:
             if name not in self._signatures:
                 # A source-level name, or the LaunchError that lists the kernels.
                 name = self.kernel(name).name
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            return jit.kernel_assembly(self._translated(), self.target, symbol)
+            return jit.kernel_assembly(self._translated(), self.target, symbol, specialization)
 
     def refuse_object_code(
         self,

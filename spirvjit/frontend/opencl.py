@@ -124,6 +124,10 @@ def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     name = os.path.basename(src)
     ll = os.path.join(tmp, "out.ll")
     cmd = [clang, "--target=spirv64", "-S", "-emit-llvm", "-O2", "-cl-kernel-arg-info"]
+    # spirv64's data layout calls i64 native, so -O2 would widen int loop counters to 64
+    # bits (sext/trunc around every index, 64-bit compares on GPUs); the target's own O3
+    # widens them again where its registers make that cheaper (x86-64).
+    cmd += ["-mllvm", "-indvars-widen-indvars=false"]
     cmd += [*_SPIRV_EXTENSIONS, *_std_options(options), *options, src, "-o", ll]
     run_compiler(cmd, "compile", name, tmp)
     with open(ll, encoding="utf-8") as f:

@@ -13,7 +13,7 @@ import re
 
 from llvmlite import ir
 
-from ..spirv.grammar import FPRoundingMode, StorageClass
+from ..spirv.grammar import FPRoundingMode, Scope, StorageClass
 from ..spirv.module import Instruction
 from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
@@ -136,18 +136,28 @@ _LEGACY_ATOMICS = {
 
 def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.Value]) -> ir.Value:
     """atomic_inc(p), atom_min(p, v), atomic_cmpxchg(p, cmp, v), ... with OpenCL 1.x's
-    relaxed-but-atomic semantics (sequentially consistent here, the safe choice)."""
+    relaxed-but-atomic semantics, and atomic_fetch_* (sequentially consistent)."""
     op = _LEGACY_ATOMICS[plain]
     ptr = args[0]
     pointee = re.sub(r"^P(?:U\d+AS\d+)?[VK]*(?:U7_Atomic)?", "", codes)
     signed = first_parameter_signed(pointee)
     # Address space 3 is __local in clang's OpenCL mangling.
-    local = codes.startswith("PU3AS3") and getattr(t.mt.abi, "sequential_workgroups", False)
+    on_local = codes.startswith("PU3AS3")
+    local = on_local and getattr(t.mt.abi, "sequential_workgroups", False)
+    order = failure = "seq_cst"
+    if not plain.startswith("atomic_fetch_") and getattr(t.mt.abi, "relaxed_legacy_atomics", False):
+        # OpenCL 1.x atomics are relaxed by definition (libclc: monotonic): on a GPU a
+        # seq_cst one waits for every earlier memory access (s_waitcnt after each
+        # ds_add). Their scope is their memory's: the work-group for __local, the device
+        # otherwise. The CPU keeps seq_cst: x86 locks the instruction either way.
+        scope = t.mt.abi.sync_scope(Scope.Workgroup if on_local else Scope.Device)
+        order = f'syncscope("{scope}") monotonic' if scope else "monotonic"
+        failure = "monotonic"  # cmpxchg: one syncscope, before both orderings
     if op == "cmpxchg":
-        return compare_exchange(t, ptr, args[1], args[2], ("seq_cst", "seq_cst"), local)
+        return compare_exchange(t, ptr, args[1], args[2], (order, failure), local)
     if op in ("inc", "dec"):
         one = ir.Constant(t.llvm_type(t.current.result_type), 1)
-        return read_modify_write(t, "add" if op == "inc" else "sub", ptr, one, "seq_cst", local)
+        return read_modify_write(t, "add" if op == "inc" else "sub", ptr, one, order, local)
     if not isinstance(args[1].type, ir.IntType):
         # atomic_xchg on float (OpenCL 1.1), and cl_ext_float_atomics'
         # atomic_fetch_{add,sub,min,max} on float and double.
@@ -156,7 +166,7 @@ def _legacy_atomic(t: FunctionTranslator, plain: str, codes: str, args: list[ir.
             raise t.error(f"'{plain}' has no floating-point form")
     elif op in ("min", "max"):
         op = op if signed else "u" + op
-    return read_modify_write(t, op, ptr, args[1], "seq_cst", local)
+    return read_modify_write(t, op, ptr, args[1], order, local)
 
 
 def _cast(t: FunctionTranslator, value: ir.Value, ty: ir.Type) -> ir.Value:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..spirv.grammar import MemorySemantics, StorageClass
+from ..spirv.grammar import MemorySemantics, Scope, StorageClass
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, handles, overload_suffix
 
@@ -60,11 +60,24 @@ def ordering(
     return "monotonic"
 
 
-def scoped(t: FunctionTranslator, scope_id: int, order: str) -> str:
+def scoped(t: FunctionTranslator, ptr_id: int, scope_id: int, order: str) -> str:
     """``order`` at the backend's syncscope for SPIR-V Scope ``scope_id`` (an id of a
-    constant). llvmlite prints the ordering where LLVM expects ``syncscope("x") order``."""
-    scope = t.mt.abi.sync_scope(t.mt.constants.int_value(scope_id))
+    constant) of an atomic on ``ptr_id``. llvmlite prints the ordering where LLVM
+    expects ``syncscope("x") order``."""
+    value = t.mt.constants.int_value(scope_id)
+    if value == Scope.Workgroup and not _on_workgroup_memory(t, ptr_id):
+        # clang-22 and llvm-spirv give OpenCL 1.x atomics (atomic_add, atomic_inc) on
+        # __global memory Workgroup scope, but other groups update the same counters:
+        # on a GPU a work-group-scope atomic need not be atomic for them (AMD: the L2 of
+        # one XCD; PTX: atom.cta). The device scope is right for every global atomic.
+        value = Scope.Device
+    scope = t.mt.abi.sync_scope(value)
     return f'syncscope("{scope}") {order}' if scope else order
+
+
+def _on_workgroup_memory(t: FunctionTranslator, ptr_id: int) -> bool:
+    ptr_type = t.types.spv(t.type_of(ptr_id))
+    return ptr_type.kind == "pointer" and ptr_type.storage == StorageClass.Workgroup
 
 
 def group_private(t: FunctionTranslator, ptr_id: int) -> bool:
@@ -127,7 +140,7 @@ def atomic_rmw(t: FunctionTranslator, inst: Instruction) -> ir.Value:
         _RMW[inst.opname],
         t.value(ptr_id),
         t.value(value_id),
-        scoped(t, scope, ordering(t, semantics)),
+        scoped(t, ptr_id, scope, ordering(t, semantics)),
         group_private(t, ptr_id),
     )
 
@@ -137,7 +150,7 @@ def atomic_step(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     ptr_id, scope, semantics = inst.operands
     op = "add" if inst.opname == "OpAtomicIIncrement" else "sub"
     one = ir.Constant(t.llvm_type(inst.result_type), 1)
-    order = scoped(t, scope, ordering(t, semantics))
+    order = scoped(t, ptr_id, scope, ordering(t, semantics))
     return read_modify_write(t, op, t.value(ptr_id), one, order, group_private(t, ptr_id))
 
 
@@ -148,7 +161,7 @@ def atomic_load(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     if group_private(t, ptr_id):
         return t.b.load(t.value(ptr_id), typ=ty)
     align = ty.get_abi_size(t.mt.target_data)
-    order = scoped(t, scope, ordering(t, semantics, load=True))
+    order = scoped(t, ptr_id, scope, ordering(t, semantics, load=True))
     return t.b.load_atomic(t.value(ptr_id), order, align, typ=ty)
 
 
@@ -158,7 +171,7 @@ def atomic_store(t: FunctionTranslator, inst: Instruction) -> None:
     if group_private(t, ptr_id):
         t.b.store(t.value(value_id), t.value(ptr_id))
         return
-    order = scoped(t, scope, ordering(t, semantics, store=True))
+    order = scoped(t, ptr_id, scope, ordering(t, semantics, store=True))
     atomic_store_value(t, t.value(ptr_id), t.value(value_id), order)
 
 
@@ -175,7 +188,7 @@ def atomic_compare_exchange(t: FunctionTranslator, inst: Instruction) -> ir.Valu
     failure = ordering(t, unequal_sem, load=True)
     if success == "monotonic" and failure != "monotonic":
         success = failure  # the success ordering may not be weaker than the failure one
-    success = scoped(t, scope, success)  # one syncscope, before both orderings
+    success = scoped(t, ptr_id, scope, success)  # one syncscope, before both orderings
     ptr, value, expected = t.value(ptr_id), t.value(value_id), t.value(comparator_id)
     plain = group_private(t, ptr_id)
     return compare_exchange(t, ptr, expected, value, (success, failure), plain)
@@ -185,7 +198,7 @@ def atomic_compare_exchange(t: FunctionTranslator, inst: Instruction) -> ir.Valu
 def atomic_flag_test_and_set(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     ptr_id, scope, semantics = inst.operands
     one = ir.Constant(ir.IntType(32), 1)
-    order = scoped(t, scope, ordering(t, semantics))
+    order = scoped(t, ptr_id, scope, ordering(t, semantics))
     old = t.b.atomic_rmw("xchg", t.value(ptr_id), one, order)
     return t.b.icmp_unsigned("!=", old, ir.Constant(old.type, 0))
 
@@ -194,5 +207,5 @@ def atomic_flag_test_and_set(t: FunctionTranslator, inst: Instruction) -> ir.Val
 def atomic_flag_clear(t: FunctionTranslator, inst: Instruction) -> None:
     ptr_id, scope, semantics = inst.operands
     zero = ir.Constant(ir.IntType(32), 0)
-    order = scoped(t, scope, ordering(t, semantics, store=True))
+    order = scoped(t, ptr_id, scope, ordering(t, semantics, store=True))
     atomic_store_value(t, t.value(ptr_id), zero, order)

@@ -5,11 +5,15 @@ clang's native build of the same OpenCL C makes, where spirvjit used to do worse
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 import spirvjit
+from spirvjit.backends.gpu.abi import launch_specialization
 from spirvjit.toolchain import find_tool
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
 
 pytestmark = pytest.mark.skipif(find_tool("clang") is None, reason="needs clang-22")
 
@@ -80,3 +84,121 @@ def test_build_options_are_checked_and_keyed():
     exact = spirvjit.load_spirv(spirv, options=[CORRECTLY_ROUNDED])
     assert plain.kernel_key("f32") != exact.kernel_key("f32")
     assert CORRECTLY_ROUNDED in exact.kernel_key("f32").options
+
+
+HISTOGRAM = """
+kernel void histogram(global const uint *data, global uint *hist, uint n_words) {
+    local uint bins[256];
+    uint lid = get_local_id(0);
+    bins[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint i = get_global_id(0); i < n_words; i += get_global_size(0)) {
+        uint w = data[i];
+        atomic_inc(&bins[w & 0xff]);
+        atom_inc(&bins[(w >> 8) & 0xff]);
+        atomic_add(&bins[(w >> 16) & 0xff], 1u);
+        atomic_inc(&bins[w >> 24]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (bins[lid])
+        atomic_add(&hist[lid], bins[lid]);
+}
+"""
+
+
+def _atomics_ir(source: str, target: str) -> list[str]:
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target(target))
+    module = str(program.translation().kernel_functions["histogram"])
+    return [line.strip() for line in module.splitlines() if "atomicrmw" in line]
+
+
+@pytest.mark.parametrize("target", ["gfx942", "sm_90"])
+def test_opencl_1x_atomics_are_relaxed_at_their_memorys_scope(target):
+    # OpenCL 1.x atomics are relaxed; they were seq_cst (atomic_inc, imported calls), and
+    # atomic_add on __global memory came at SPIR-V Workgroup scope from clang-22.
+    local, device = ("workgroup", "agent") if target.startswith("gfx") else ("block", "device")
+    found = _atomics_ir(HISTOGRAM, target)
+    assert len(found) == 5
+    on_local = [line for line in found if "addrspace(3)" in line]
+    on_global = [line for line in found if "addrspace(1)" in line]
+    assert len(on_local) == 4 and len(on_global) == 1
+    assert all(line.endswith(f'syncscope("{local}") monotonic') for line in on_local)
+    assert on_global[0].endswith(f'syncscope("{device}") monotonic')
+
+
+def test_amd_local_histogram_issues_its_atomics_back_to_back():
+    gcn = _asm(HISTOGRAM, "histogram", "gfx942")
+    mnemonics = [
+        line.split()[0]
+        for line in gcn.splitlines()
+        if line.startswith("\t") and not line.startswith("\t.")
+    ]
+    memory = [m for m in mnemonics if m.startswith(("ds_add", "ds_inc", "s_waitcnt"))]
+    # Was ds_add_u32, s_waitcnt lgkmcnt(0), ds_add_u32, ... (a wait after every atomic).
+    first = next(i for i, m in enumerate(memory) if m.startswith(("ds_add", "ds_inc")))
+    assert all(m.startswith(("ds_add", "ds_inc")) for m in memory[first : first + 4])
+
+
+def test_c11_atomics_keep_their_order():
+    source = """
+    kernel void histogram(global atomic_uint *counter) {
+        atomic_fetch_add_explicit(counter, 1u, memory_order_seq_cst, memory_scope_work_group);
+    }
+    """
+    program = spirvjit.compile_opencl(source, ["-cl-std=CL2.0"])
+    module = str(program.for_target(spirvjit.parse_target("gfx942")).translation().module)
+    found = [line.strip() for line in module.splitlines() if "atomicrmw" in line]
+    # Work-group scope on memory that is not __local is widened: it may be global.
+    assert found and all(line.endswith('syncscope("agent") seq_cst') for line in found)
+
+
+SAXPY = """
+kernel void saxpy(global float* y, global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+FAST_LAUNCH = launch_specialization(("ids32", "uniform", "zero_offset"))
+PTX_64BIT = r"^(add|sub|mul|mad|shl|shr|and|or|xor)(\.lo|\.wide)?\.(s64|u64|b64)$"
+
+
+def _ptx_counts(ptx: str) -> tuple[int, int]:
+    mnemonics = [
+        line.split()[0]
+        for line in ptx.splitlines()
+        if line.startswith("\t") and not line.startswith(("\t.", "\t//"))
+    ]
+    wide = sum(bool(re.match(PTX_64BIT, m)) for m in mnemonics)
+    return wide, sum(m.startswith("cvt") for m in mnemonics)
+
+
+@pytest.mark.parametrize("source, kernel", [(SAXPY, "saxpy"), (None, "sgemm")])
+def test_nvidia_launch_facts_narrow_the_index_arithmetic(source, kernel):
+    # The generic variant adds the 64-bit global offset to every id and computes the id
+    # in 64 bits; a uniform, zero-offset launch with 32-bit ids needs neither.
+    if source is None:
+        source = (BENCHMARKS / f"{kernel}.cl").read_text()
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target("sm_90"))
+    generic = program.assembly(kernel)
+    fast = program.assembly(kernel, FAST_LAUNCH)
+    (wide, cvt), (fast_wide, fast_cvt) = _ptx_counts(generic), _ptx_counts(fast)
+    assert fast_wide < wide and fast_cvt < cvt
+    # No conversions at all: sgemm's int loop counter stays 32-bit (clang's -O2 for
+    # spirv64 used to widen it to i64, with a trunc and a sext per index in the loop).
+    assert fast_cvt == 0
+    # The global offset x is the first parameter after the kernel's own: every variant
+    # has it (one ABI), only the generic one reads it.
+    offset_x = rf"ld\.param\.b64\s+%\w+, \[{kernel}_param_{3 if kernel == 'saxpy' else 4}\]"
+    assert re.search(offset_x, generic) and not re.search(offset_x, fast)
+
+
+def test_amd_uniform_launches_skip_the_partial_group_size():
+    source = "kernel void k(global uint* out) { out[get_global_id(0)] = get_local_size(0); }"
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target("gfx942"))
+    generic = program.assembly("k")
+    uniform = program.assembly("k", launch_specialization(("uniform",)))
+    # Generic: the last group holds what is left of the grid (the grid size from the
+    # dispatch packet, offset 12, minus the group's start, compared with the group size).
+    grid_size = re.compile(r"s_load_dword s\d+, s\[0:1\], 0xc")
+    assert grid_size.search(generic) and "v_cmp_lt_u64" in generic
+    assert not grid_size.search(uniform) and "v_cmp_lt_u64" not in uniform

@@ -11,7 +11,9 @@ from harness import build
 
 import spirvjit
 from spirvjit.backends import backend
+from spirvjit.backends.gpu.abi import launch_specialization
 from spirvjit.backends.gpu.driver import GpuDeviceInfo
+from spirvjit.backends.gpu.launch import launch_facts
 from spirvjit.device import Device
 from spirvjit.target import parse_target
 
@@ -22,6 +24,22 @@ kernel void k(global float* out, constant float* in, local float* tmp, float a, 
     out[get_global_id(0)] = tmp[0];
 }
 """
+
+
+class LoadedFunction(str):
+    """A kernel's name, as the driver's function handle, and the code it came from."""
+
+    image: bytes
+
+
+class FakeModule:
+    def __init__(self, image: bytes):
+        self.image = image
+
+    def function(self, name):
+        found = LoadedFunction(name)
+        found.image = self.image
+        return found
 
 
 class FakeContext:
@@ -42,10 +60,7 @@ class FakeContext:
     def load_module(self, image, what):
         self.image = image
         self.images.append(image)
-        return self
-
-    def function(self, name):
-        return name
+        return FakeModule(image)
 
     def alloc(self, nbytes):
         address = 0x1000 * (len(self.memory) + 1)
@@ -235,10 +250,65 @@ def test_amd_kernels_are_built_for_256_and_larger_groups_get_a_variant(monkeypat
     out = np.zeros(4096, np.float32)
     program.k(out, global_size=4096, local_size=256, device=device)
     program.k(out, global_size=4096, local_size=128, device=device)
-    assert len(context.images) == 1
+    # The generic code object, then the variant for these launches' facts.
+    assert len(context.images) == 2
     assert _max_flat_workgroup_size(context.images[0], tmp_path) == 256
+    assert _max_flat_workgroup_size(context.images[1], tmp_path) == 256
     program.k(out, global_size=4096, local_size=1024, device=device)
     program.k(out, global_size=4096, local_size=512, device=device)
-    assert len(context.images) == 2  # the variant is loaded once
-    assert _max_flat_workgroup_size(context.images[1], tmp_path) == 1024
+    assert len(context.images) == 3  # the variant is loaded once
+    assert _max_flat_workgroup_size(context.images[2], tmp_path) == 1024
     assert [launch[2][0] for launch in context.launches] == [256, 128, 1024, 512]
+
+
+SAXPY = """
+kernel void saxpy(global float* y, global const float* x, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def test_each_launch_runs_the_variant_of_its_launch_facts(fake):
+    # The generic variant adds a 64-bit global offset to every id and computes ids in 64
+    # bits; launches that need neither run a variant specialised for their facts.
+    context, device = fake
+    program = build(SAXPY)
+    ours = program.for_target(device.target)
+    y, x = np.zeros(1024, np.float32), np.zeros(1024, np.float32)
+
+    def image_of(**sizes) -> bytes:
+        program.saxpy(y, x, np.float32(2), device=device, **sizes)
+        return context.launches[-1][0].image
+
+    def variant(*facts) -> bytes:
+        return ours.object_code("saxpy", None, launch_specialization(facts))[0]
+
+    fast = image_of(global_size=1024, local_size=128)
+    generic = context.images[0]
+    assert generic == ours.object_code("saxpy")[0]
+    assert fast == variant("ids32", "uniform", "zero_offset") and fast != generic
+    assert image_of(global_size=1024, local_size=128, global_offset=(64,)) == variant(
+        "ids32", "uniform"
+    )
+    assert image_of(global_size=1000, local_size=100) == fast  # same facts: same code
+    # Ids of 2**31 and more need 64-bit arithmetic.
+    assert image_of(global_size=2**31, local_size=256) == variant("uniform", "zero_offset")
+    assert image_of(global_size=2**31 - 256, local_size=256, global_offset=(256,)) == variant(
+        "uniform"
+    )
+    assert len(context.images) == 5  # the generic one and four variants, each once
+    assert image_of(global_size=512, local_size=64) == fast
+    assert len(context.images) == 5
+
+
+def test_launch_facts_of_partial_groups_and_offsets():
+    assert launch_facts((1024, 1, 1), (128, 1, 1), (0, 0, 0)) == (
+        "ids32", "uniform", "zero_offset",
+    )  # fmt: skip
+    assert launch_facts((1000, 1, 1), (128, 1, 1), (0, 0, 0)) == ("ids32", "zero_offset")
+    # The partial last group's ids reach 1024 + offset.
+    assert launch_facts((1000, 1, 1), (128, 1, 1), (2**31 - 1024, 0, 0)) == ()
+    assert launch_facts((1000, 1, 1), (128, 1, 1), (2**31 - 1025, 0, 0)) == ("ids32",)
+    assert launch_facts((64, 2**31, 1), (64, 1, 1), (0, 0, 0)) == ("uniform", "zero_offset")
+    assert launch_facts((64, 64, 1), (64, 1, 1), (0, 0, 5)) == ("ids32", "uniform")

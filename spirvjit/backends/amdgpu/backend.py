@@ -35,7 +35,7 @@ class AmdgpuBackend(GpuBackend):
         return None if signature.required_local_size else DEFAULT_GROUP_LIMIT
 
     def kernel_ir(self, translation, target: Target, symbol: str, specialization=()) -> str:
-        text = super().kernel_ir(translation, target, symbol)
+        text = super().kernel_ir(translation, target, symbol, specialization)
         limit = dict(specialization).get("max_group_size")
         if limit is not None:  # a variant for launches with larger groups
             text = text.replace(

@@ -20,6 +20,7 @@ from llvmlite import ir
 
 from ...translate.module import declare
 
+I1 = ir.IntType(1)
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
@@ -29,6 +30,24 @@ CORRECTLY_ROUNDED_DIVIDE_SQRT = (
     "-cl-fp32-correctly-rounded-divide-sqrt"  # global offset x/y/z, work_dim
 )
 XYZ = "xyz"
+
+# Launch facts: what a launch may promise about its NDRange, that the code can be
+# specialised on. The work-item queries read each through a call to
+# ``spirvjit.launch.<fact>()`` and select the fast or the general computation;
+# ``GpuBackend.kernel_ir`` defines the call as the variant's value (false in the generic
+# variant, which is right for every launch) and O3 folds the other branch away.
+#   ids32: every global id, offset included, is below 2**31 (32-bit id arithmetic);
+#   zero_offset: the global offset is 0 (not added, nor read from the arguments);
+#   uniform: every global size is a multiple of the local size (no partial last group).
+LAUNCH_FACTS = ("ids32", "uniform", "zero_offset")
+FACT_PREFIX = "spirvjit.launch."
+FACT_TYPE = ir.FunctionType(I1, [])
+
+
+def launch_specialization(facts) -> tuple[tuple[str, str], ...]:
+    """The ``KernelKey.specialization`` entries of a variant for launch facts ``facts``
+    (names from LAUNCH_FACTS): ("ids32", "1"), ... in a fixed order."""
+    return tuple((fact, "1") for fact in LAUNCH_FACTS if fact in facts)
 
 
 class GpuABI:
@@ -44,6 +63,9 @@ class GpuABI:
     # -cl-fp32-correctly-rounded-divide-sqrt the GPU may use its fast sequences.
     fp32_divide_ulp: float | None = 2.5
     fp32_sqrt_ulp: float | None = 3.0
+    # OpenCL 1.x atomics (atomic_inc, atom_add, ...) lower relaxed at their memory's
+    # scope, as libclc does, instead of sequentially consistent (translate/imports.py).
+    relaxed_legacy_atomics = True
     spaces: dict[int, int] = {}
     scopes: dict[int, str] = {}
 
@@ -78,18 +100,31 @@ class GpuABI:
     def intrinsic(self, builder: ir.IRBuilder, name: str, ret: ir.Type) -> ir.Value:
         return builder.call(declare(builder.module, name, ir.FunctionType(ret, [])), [])
 
+    def fact(self, builder: ir.IRBuilder, name: str) -> ir.Value:
+        """The i1 launch fact ``name`` (see LAUNCH_FACTS), fixed per compiled variant."""
+        assert name in LAUNCH_FACTS, name
+        return builder.call(declare(builder.module, FACT_PREFIX + name, FACT_TYPE), [])
+
     def workitem(
         self, builder: ir.IRBuilder, hidden: list[ir.Value], name: str, dim: int
     ) -> ir.Value:
         b = builder
         if name == "global_offset":
-            return hidden[dim]
+            return b.select(self.fact(b, "zero_offset"), ir.Constant(I64, 0), hidden[dim])
         if name == "work_dim":
             return b.zext(hidden[3], I64)
         if name == "global_id":
+            offset = self.workitem(b, hidden, "global_offset", dim)
             group = b.mul(self.workitem(b, hidden, "group_id", dim), self.enqueued(b, dim))
             local = self.workitem(b, hidden, "local_id", dim)
-            return b.add(b.add(group, local, flags=["nuw"]), hidden[dim])
+            general = b.add(b.add(group, local, flags=["nuw"]), offset)
+            # With ids32 the whole sum fits 31 bits: 32-bit arithmetic, and LLVM knows
+            # the id's upper bits are zero (index arithmetic on it can stay narrow).
+            enqueued32 = b.trunc(self.enqueued(b, dim), I32)
+            group32 = b.mul(self.group_id(b, dim), enqueued32, flags=["nuw", "nsw"])
+            narrow = b.add(group32, self.local_id(b, dim), flags=["nuw", "nsw"])
+            narrow = b.add(narrow, b.trunc(offset, I32), flags=["nuw", "nsw"])
+            return b.select(self.fact(b, "ids32"), b.zext(narrow, I64), general)
         if name == "local_id":
             return b.zext(self.local_id(b, dim), I64)
         if name == "group_id":
@@ -101,7 +136,9 @@ class GpuABI:
         if name == "num_groups":
             return self.num_groups(b, dim)
         if name == "local_size":
-            return self.local_size(b, dim)
+            # Without partial groups every group has the enqueued size.
+            uniform = self.fact(b, "uniform")
+            return b.select(uniform, self.enqueued(b, dim), self.local_size(b, dim))
         raise KeyError(name)
 
     # Per vendor: i32 ids, i64 sizes.

@@ -23,7 +23,7 @@ from ...translate.kernel_ir import kernel_ir
 from ...translate.module import Translation, translate
 from ..base import Backend
 from . import devicelib
-from .abi import GpuABI
+from .abi import FACT_PREFIX, GpuABI
 from .driver import DeviceContext, GpuDeviceInfo
 from .entry import DYNAMIC_SHARED, emit_entry
 from .launch import GpuKernel
@@ -41,6 +41,26 @@ def target_machine(target: Target) -> llvm.TargetMachine:
     return llvm.Target.from_triple(target.triple).create_target_machine(
         cpu=target.arch, features=target.features, opt=3, reloc="pic", codemodel="default"
     )
+
+
+_FACT_DECLARATION = re.compile(
+    r'^declare i1 @"' + re.escape(FACT_PREFIX) + r'(\w+)"\(\)[^\n]*$', re.M
+)
+
+
+def define_launch_facts(text: str, specialization=()) -> str:
+    """Defines the launch-fact functions the work-item queries call (abi.LAUNCH_FACTS):
+    true for the facts ``specialization`` names, false for the others (the generic
+    variant, right for every launch)."""
+    values = dict(specialization)
+
+    def define(match: re.Match) -> str:
+        value = "true" if values.get(match[1]) == "1" else "false"
+        return (
+            f'define internal i1 @"{FACT_PREFIX}{match[1]}"() alwaysinline {{\n  ret i1 {value}\n}}'
+        )
+
+    return _FACT_DECLARATION.sub(define, text)
 
 
 class GpuBackend(Backend):
@@ -102,7 +122,7 @@ class GpuBackend(Backend):
     ) -> str:
         """IR text of the entry point and what it reaches. Program-scope variables become
         part of each kernel's code object (not shared between kernels)."""
-        text = kernel_ir(translation.module, symbol, [])
+        text = define_launch_facts(kernel_ir(translation.module, symbol, []), specialization)
         # The next free metadata id: the kernel's own nodes (!fpmath, ...) come first.
         flag = 1 + max((int(n) for n in re.findall(r"^!(\d+) =", text, re.M)), default=-1)
         return f"{text}!llvm.module.flags = !{{!{flag}}}\n!{flag} = {self.module_flag}\n"
@@ -176,10 +196,10 @@ class GpuBackend(Backend):
             raise LaunchError("no kernel of that name", kernel)
         context = self.context(device)
 
-        def load_variant(limit: int):
-            variant = (("max_group_size", str(limit)),)
+        def load_variant(variant: tuple[tuple[str, str], ...]):
             image, _origin = ours.object_code(kernel, None, variant)
-            return context.load_module(image, f"kernel {kernel} for groups of up to {limit}")
+            what = ", ".join(f"{k}={v}" for k, v in variant)
+            return context.load_module(image, f"kernel {kernel} specialised for {what}")
 
         return GpuKernel(
             device,

@@ -131,8 +131,9 @@ def math_calls(module: ir.Module) -> list[ir.Function]:
     """The C math functions ``module`` declares (calls without a definition)."""
     found = []
     for fn in module.functions:
-        # spirvjit.unsupported.*: AMD built-ins a kernel may not reach (translate/amdgcn.py).
-        if fn.blocks or fn.name.startswith(("llvm.", "spirvjit.unsupported.")):
+        # spirvjit.unsupported.*: AMD built-ins a kernel may not reach (translate/amdgcn.py);
+        # spirvjit.launch.*: launch facts, defined per variant (abi.LAUNCH_FACTS).
+        if fn.blocks or fn.name.startswith(("llvm.", "spirvjit.unsupported.", "spirvjit.launch.")):
             continue
         found.append(fn)
     return found

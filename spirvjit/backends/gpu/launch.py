@@ -24,9 +24,24 @@ from ...device import Device
 from ...errors import LaunchError
 from ...ndrange import choose_whole_groups, normalize_sizes
 from ...translate.signature import KernelSignature
+from .abi import launch_specialization
 from .driver import DeviceContext
 
 SHARED_ALIGN = 16
+
+
+def launch_facts(global_size, local_size, offset) -> tuple[str, ...]:
+    """The launch facts (abi.LAUNCH_FACTS) a launch of these sizes keeps."""
+    facts = []
+    # The last group of a partial launch reaches up to the next multiple of its size.
+    ends = [-(-g // s) * s + o for g, s, o in zip(global_size, local_size, offset, strict=True)]
+    if max(ends) < 2**31:
+        facts.append("ids32")
+    if all(g % s == 0 for g, s in zip(global_size, local_size, strict=True)):
+        facts.append("uniform")
+    if not any(offset):
+        facts.append("zero_offset")
+    return tuple(facts)
 
 
 class GpuKernel:
@@ -52,22 +67,38 @@ class GpuKernel:
         self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
         self._function = self._module.function(signature.name)
         self.compile_seconds = times.total
-        # The code object serves groups of up to group_limit work-items (None: any);
-        # larger launches load a variant built for the device's limit, once.
+        # The code object is the generic variant: right for every launch with groups of
+        # up to group_limit work-items (None: any). Other launches load, once each, a
+        # variant specialised for what they need or promise: larger groups (built for
+        # the device's limit) and launch facts (abi.LAUNCH_FACTS: 32-bit ids, no
+        # offset, no partial groups). A unified binary's native code is used as is for
+        # its launches: the promise of a unified binary is no compiling at run time.
         self._group_limit = group_limit
         self._load_variant = load_variant
-        self._large_function: int | None = None
+        self._specialise = origin != "native" and load_variant is not None
+        self._variants: dict[tuple, int] = {(): self._function}
+        self._variant_modules: list = []  # kept loaded while the kernel is
         self._variant_lock = threading.Lock()
 
-    def _function_for(self, items: int) -> int:
-        if self._group_limit is None or items <= self._group_limit:
-            return self._function
+    def variant_for(self, items: int, facts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+        """The specialisation (``KernelKey.specialization``) a launch with groups of
+        ``items`` work-items and launch facts ``facts`` runs."""
+        variant: list[tuple[str, str]] = []
+        if self._group_limit is not None and items > self._group_limit:
+            variant.append(("max_group_size", str(self.device.max_work_group_size)))
+        if self._specialise:
+            variant.extend(launch_specialization(facts))
+        return tuple(variant)
+
+    def _function_for(self, items: int, facts: tuple[str, ...] = ()) -> int:
+        variant = self.variant_for(items, facts)
         with self._variant_lock:
-            if self._large_function is None:
-                module = self._load_variant(self.device.max_work_group_size)
-                self._variant_module = module  # kept loaded while the kernel is
-                self._large_function = module.function(self.signature.name)
-            return self._large_function
+            found = self._variants.get(variant)
+            if found is None:
+                module = self._load_variant(variant)
+                self._variant_modules.append(module)
+                found = self._variants[variant] = module.function(self.signature.name)
+            return found
 
     def launch(
         self,
@@ -147,7 +178,7 @@ class GpuKernel:
                     sig.name,
                 )
             params.append(struct.pack("<QQQI", *offset, dims))
-            function = self._function_for(items)
+            function = self._function_for(items, launch_facts(gs, ls, offset))
             if stream is not None:
                 ctx.launch(function, gs, ls, shared, params, stream=stream.handle)
                 return  # no host copies (refused above), so nothing to wait for
