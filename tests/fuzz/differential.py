@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import multiprocessing as mp
 import os
+import re
 import sys
 import time
 import traceback
@@ -30,7 +31,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .generator import GAT_SLOTS, IN_WORDS, OPTIONS, REFERENCE_WORKAROUNDS, Batch, generate
+from .classify import KNOWN, Known, ProbeJob
+from .generator import (
+    GAT_SLOTS,
+    IN_WORDS,
+    OPTIONS,
+    REFERENCE_WORKAROUNDS,
+    SIZES,
+    Batch,
+    generate,
+)
 
 PRODUCERS = ("clang", "translator")
 REFERENCE = "pocl"
@@ -148,6 +158,10 @@ class Job:
     indices: tuple[int, ...]
     workarounds: frozenset[str] = frozenset()
     producers: tuple[str, ...] = (REFERENCE, *PRODUCERS)
+    size: str = "normal"
+
+    def run(self) -> dict[str, dict[int, Outcome]]:
+        return run_job(self)
 
 
 def run_job(job: Job) -> dict[str, dict[int, Outcome]]:
@@ -162,10 +176,10 @@ def run_job(job: Job) -> dict[str, dict[int, Outcome]]:
     results = {}
     for producer in job.producers:
         if producer == REFERENCE:
-            batch = generate(job.seed, job.count, job.workarounds | REFERENCE_WORKAROUNDS)
+            batch = generate(job.seed, job.count, job.workarounds | REFERENCE_WORKAROUNDS, job.size)
             results[producer] = run_pocl(source_of(batch), batch, indices, job.seed)
         else:
-            batch = generate(job.seed, job.count, job.workarounds)
+            batch = generate(job.seed, job.count, job.workarounds, job.size)
             results[producer] = run_spirvjit(source_of(batch), batch, indices, job.seed, producer)
     return results
 
@@ -174,12 +188,15 @@ def run_job(job: Job) -> dict[str, dict[int, Outcome]]:
 def _worker(conn) -> None:
     os.environ.setdefault("POCL_CPU_MAX_CU_NUM", "1")  # the host is shared; one thread
     os.environ.setdefault("SPIRVJIT_NUM_THREADS", "1")
+    import warnings
+
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")
     while True:
         job = conn.recv()
         if job is None:
             return
         try:
-            conn.send(("ok", run_job(job)))
+            conn.send(("ok", job.run()))
         except Exception:  # noqa: BLE001 - a crash of the harness itself
             conn.send(("crash", traceback.format_exc()))
 
@@ -223,8 +240,9 @@ class Pool:
                     job, w[2] = w[2], None
                     if status == "crash" and payload == "worker died":
                         self._replace(w)
+                        status = "died"
                     done(job, status, payload)
-                elif now - w[3] > self.timeout * max(1, len(w[2].indices)):
+                elif now - w[3] > self.timeout * max(1, len(getattr(w[2], "indices", ()))):
                     job, w[2] = w[2], None
                     self._replace(w)
                     done(job, "timeout", None)
@@ -257,6 +275,7 @@ class Finding:
     detail: str
     segments: list[int] = field(default_factory=list)
     verdict: str = "unexplained"
+    size: str = "normal"
 
 
 def compare(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | None:
@@ -279,6 +298,67 @@ def compare(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | No
     return "; ".join(parts), bad
 
 
+# ------------------------------------------------------------- explaining
+def explain(findings: list[Finding], pool: Pool, log) -> None:
+    """Sets each finding's verdict from the known bugs still present (see classify)."""
+    results: dict = {}
+
+    def collect(job, status, payload) -> None:
+        results[job] = (status, payload)
+
+    probe = ProbeJob()
+    pool.run([probe], collect)
+    status, active = results.pop(probe)
+    if status != "ok":  # a probe hung or crashed: its bug is surely there
+        active = {(k.key, p): True for k in KNOWN for p in k.producers}
+    live = [f"{key}:{p}" for (key, p), on in active.items() if on]
+    log(f"known bugs present in this build: {', '.join(sorted(live)) or 'none'}")
+    trials: dict[int, list[tuple[Job, list[Known]]]] = {}
+    for n, f in enumerate(findings):
+        if f.producer == REFERENCE:
+            continue
+        features = generate(f.seed, f.count, size=f.size).kernels[f.index].features
+        cands = [
+            k
+            for k in KNOWN
+            if active.get((k.key, f.producer)) and (k.feature is None or k.feature in features)
+        ]
+        if f.kind == "error":
+            for k in cands:
+                if k.message and re.search(k.message, f.detail):
+                    f.verdict = k.title
+                    break
+            continue
+        cands = [k for k in cands if k.workaround]
+        sets = [[k] for k in cands] + ([cands] if len(cands) > 1 else [])
+        trials[n] = [
+            (
+                Job(
+                    f.seed,
+                    f.count,
+                    (f.index,),
+                    frozenset(k.workaround for k in ks),
+                    (REFERENCE, f.producer),
+                    f.size,
+                ),
+                ks,
+            )
+            for ks in sets
+        ]
+    pool.run([job for t in trials.values() for job, _ in t], collect)
+    for n, tried in trials.items():
+        f = findings[n]
+        for job, ks in tried:
+            status, payload = results.get(job, ("missing", None))
+            if status != "ok":
+                continue
+            ref, got = payload[REFERENCE][f.index], payload[f.producer][f.index]
+            nseg = generate(f.seed, f.count, size=f.size).kernels[f.index].nseg
+            if not ref.error and compare(ref, got, nseg) is None:
+                f.verdict = " + ".join(k.title for k in ks)
+                break
+
+
 # ------------------------------------------------------------------ main
 def header(f: Finding, batch: Batch) -> str:
     k = batch.kernels[f.index]
@@ -289,12 +369,12 @@ def header(f: Finding, batch: Batch) -> str:
         f" options={' '.join(OPTIONS)}\n"
         f"// {f.detail.splitlines()[0] if f.detail else ''}\n"
         f"// rerun: python3 -m tests.fuzz.differential --seed {f.seed} --count {f.count} "
-        f"--only {f.index}\n"
+        f"--only {f.index} --size {f.size}\n"
     )
 
 
 def save(f: Finding, keep: str) -> str:
-    batch = generate(f.seed, f.count)
+    batch = generate(f.seed, f.count, size=f.size)
     os.makedirs(keep, exist_ok=True)
     path = os.path.join(keep, f"s{f.seed}_k{f.index}_{f.producer}.cl")
     keep_segs = set(f.segments) if f.segments else None
@@ -310,23 +390,22 @@ def run(
     seed: int,
     jobs: int = 2,
     batch_size: int = 10,
-    timeout: float = 60.0,
+    timeout: float = 30.0,
     only: list[int] | None = None,
     keep: str | None = None,
     classify_known: bool = True,
+    size: str = "normal",
     log=print,
 ) -> dict:
     """Runs ``count`` programs from batch seeds ``seed, seed+1, ...``; returns the summary."""
-    from .classify import Classifier
-
     if only is not None:
-        job_list = [Job(seed, batch_size, tuple(only))]
+        job_list = [Job(seed, batch_size, tuple(only), size=size)]
     else:
         job_list = []
         s, left = seed, count
         while left > 0:
             n = min(batch_size, left)
-            job_list.append(Job(s, n, tuple(range(n))))
+            job_list.append(Job(s, n, tuple(range(n)), size=size))
             s, left = s + 1, left - n
     findings: list[Finding] = []
     stats = {"programs": 0, "agree": 0, "reference_errors": 0, "crashes": 0}
@@ -335,34 +414,38 @@ def run(
     t0 = time.monotonic()
 
     def done(job: Job, status: str, payload) -> None:
-        if status == "timeout" and len(job.indices) > 1:
-            log(f"seed {job.seed}: batch timed out; rerunning its kernels one by one")
-            retry.extend(Job(job.seed, job.count, (i,)) for i in job.indices)
+        hung = status in ("timeout", "died")  # no answer: a hang or a crashed process
+        if hung and len(job.indices) > 1:
+            log(f"seed {job.seed}: batch {status}; rerunning its kernels one by one")
+            retry.extend(Job(job.seed, job.count, (i,), size=job.size) for i in job.indices)
             return
-        if status == "timeout" and job.producers == (REFERENCE, *PRODUCERS):
+        if hung and job.producers == (REFERENCE, *PRODUCERS):
             stats["programs"] += 1
-            # which implementation hangs? rerun the kernel on each one alone
-            retry.extend(
-                Job(job.seed, job.count, job.indices, producers=(p,))
-                for p in (REFERENCE, *PRODUCERS)
-            )
+            # which implementation is it? rerun the kernel on each one alone
+            for p in (REFERENCE, *PRODUCERS):
+                retry.append(Job(job.seed, job.count, job.indices, producers=(p,), size=job.size))
             return
-        if status == "timeout":
+        if hung:
             (p,) = job.producers
-            detail = f"no result within {timeout:.0f} s (hang)"
-            kind = "reference-error" if p == REFERENCE else "timeout"
-            findings.append(Finding(job.seed, job.count, job.indices[0], p, kind, detail))
+            what = "hang" if status == "timeout" else "process died"
+            detail = f"{what}: no result within {timeout:.0f} s"
+            kind = "reference-error" if p == REFERENCE else status
+            findings.append(
+                Finding(job.seed, job.count, job.indices[0], p, kind, detail, size=job.size)
+            )
             return
         if status == "crash":
             stats["crashes"] += 1
             log(f"seed {job.seed}: harness crash\n{payload}")
             return
-        batch = generate(job.seed, job.count)
+        batch = generate(job.seed, job.count, size=job.size)
         if job.producers != (REFERENCE, *PRODUCERS):  # a hang being attributed
             for p, res in payload.items():
                 for i, o in res.items():
                     if o.error:
-                        findings.append(Finding(job.seed, job.count, i, p, "error", o.error))
+                        findings.append(
+                            Finding(job.seed, job.count, i, p, "error", o.error, size=job.size)
+                        )
             return
         for i in job.indices:
             stats["programs"] += 1
@@ -370,7 +453,15 @@ def run(
             if ref.error:
                 stats["reference_errors"] += 1
                 findings.append(
-                    Finding(job.seed, job.count, i, REFERENCE, "reference-error", ref.error)
+                    Finding(
+                        job.seed,
+                        job.count,
+                        i,
+                        REFERENCE,
+                        "reference-error",
+                        ref.error,
+                        size=job.size,
+                    )
                 )
                 continue
             ok = True
@@ -379,7 +470,9 @@ def run(
                 if diff:
                     ok = False
                     kind = "error" if payload[p][i].error else "mismatch"
-                    findings.append(Finding(job.seed, job.count, i, p, kind, diff[0], diff[1]))
+                    findings.append(
+                        Finding(job.seed, job.count, i, p, kind, diff[0], diff[1], size=job.size)
+                    )
             stats["agree"] += ok
         if stats["programs"] % 100 < len(job.indices):
             t = time.monotonic() - t0
@@ -389,11 +482,10 @@ def run(
     while retry:
         again, retry[:] = list(retry), []
         pool.run(again, done)
+    if classify_known and findings:
+        explain(findings, pool, log)
     pool.close()
-    classifier = Classifier(log=log) if classify_known else None
     for f in findings:
-        if classifier:
-            f.verdict = classifier.classify(f)
         if keep:
             log(f"saved {save(f, keep)}")
     stats["seconds"] = round(time.monotonic() - t0, 1)
@@ -432,16 +524,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="seed of the first batch")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--batch", type=int, default=10, help="kernels per .cl file")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per kernel of a batch")
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per kernel of a batch")
     ap.add_argument("--keep", help="directory for the .cl files of findings")
     ap.add_argument("--only", type=int, nargs="*", help="run only these kernels of batch --seed")
     ap.add_argument("--show", action="store_true", help="print the batch's source and exit")
+    ap.add_argument("--size", choices=sorted(SIZES), default="normal", help="program size")
     ap.add_argument("--no-known", action="store_true", help="classify nothing as known")
     a = ap.parse_args(argv)
     if a.show:
-        print(generate(a.seed, a.batch).source())
+        print(generate(a.seed, a.batch, size=a.size).source())
         return 0
-    stats = run(a.count, a.seed, a.jobs, a.batch, a.timeout, a.only, a.keep, not a.no_known)
+    stats = run(a.count, a.seed, a.jobs, a.batch, a.timeout, a.only, a.keep, not a.no_known, a.size)
     print(summary(stats, a.count, a.seed))
     return 1 if stats["unexplained"] else 0
 

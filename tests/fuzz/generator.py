@@ -47,11 +47,14 @@ FLOAT_BASES = ("float", "double")
 BITS = {"char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32}
 BITS |= {"long": 64, "ulong": 64, "float": 32, "double": 64}
 INT_VEC_WIDTHS = (2, 3, 4, 8, 16)
+VEC_PICK = (2, 2, 3, 4, 4, 8, 16)  # small vectors compile faster: pick them more
 FLOAT_VEC_WIDTHS = (2, 4)
 IN_WORDS = 256  # uint words of the input buffer (a power of two: indices are masked)
 GAT_SLOTS = 16  # global atomic slots per kernel
-OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt")
+OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt", "-w")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
+# statements per block, nesting depth, expression depth, segments per kernel
+SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
 REFERENCE_WORKAROUNDS = frozenset({"pocl_rint"})
@@ -187,6 +190,7 @@ class Batch:
     kernels: list[Kernel]
     defs: dict[str, str]  # helper definitions shared by the batch, by name
     workarounds: frozenset[str] = frozenset()
+    size: str = "normal"
 
     def prelude(self) -> str:
         return PRELUDE + "\n".join(self.defs.values()) + "\n"
@@ -202,7 +206,11 @@ class Generator:
     """Builds one batch; the same seed and size always give the same programs, whatever
     ``workarounds`` says (a workaround only changes how a construct is spelled)."""
 
-    def __init__(self, seed: int, workarounds: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, seed: int, workarounds: frozenset[str] = frozenset(), size: str = "normal"
+    ) -> None:
+        # (statements per block, nesting depth, expression depth, segments per kernel)
+        self.stmts, self.nest, self.depth, self.nseg = SIZES[size]
         self.seed = seed
         self.rng = random.Random(seed)
         self.workarounds = workarounds
@@ -231,7 +239,7 @@ class Generator:
             n = self.pick(FLOAT_VEC_WIDTHS) if allow_vec and self.chance(0.25) else 1
             return Ty(base, n)
         base = self.pick(INT_BASES)
-        n = self.pick(INT_VEC_WIDTHS) if allow_vec and self.chance(0.3) else 1
+        n = self.pick(VEC_PICK) if allow_vec and self.chance(0.3) else 1
         return Ty(base, n)
 
     def int_value(self, base: str) -> int:
@@ -316,13 +324,15 @@ class Generator:
         cands = [v for v in scope if v.ty == ty and v.kind == "var"]
         if cands and self.chance(0.5):
             return self.pick(cands).name
-        if self.chance(0.4):
+        if ty.n > 4 or self.chance(0.4):
             return self.literal(ty)
+        if self.chance(0.4):
+            return f"(({ty.name})({self.scalar_leaf(ty.base, scope)}))"
         parts = [self.scalar_leaf(ty.base, scope) for _ in range(ty.n)]
         return f"(({ty.name})({', '.join(parts)}))"
 
     def expr(self, ty: Ty, scope: list[Var], depth: int) -> str:
-        if depth <= 0 or self.chance(0.2):
+        if depth <= 0 or self.chance(0.3):
             return self.leaf(ty, scope)
         d = depth - 1
         if ty.is_float:
@@ -411,11 +421,11 @@ class Generator:
         # a scalar taken from a vector, a helper call or any()/all()
         r = self.rng.random()
         if r < 0.5:
-            n = self.pick(INT_VEC_WIDTHS)
+            n = self.pick(VEC_PICK)
             k = self.rng.randrange(n)
             return f"({self.expr(Ty(b, n), scope, d)}).s{k:x}"
         if r < 0.75 and b == "int":
-            n = self.pick(INT_VEC_WIDTHS)
+            n = self.pick(VEC_PICK)
             sb = self.pick(("char", "short", "int", "long"))
             self.features.add("any_all")
             return f"{self.pick(('any', 'all'))}({self.expr(Ty(sb, n), scope, d)})"
@@ -462,7 +472,10 @@ class Generator:
                 mode = ""
             return f"convert_{ty.name}{mode}({x})"
         if src.is_float:
-            return f"convert_{ty.name}_sat{self.pick(ROUNDINGS)}({x})"
+            mode = self.pick(ROUNDINGS)
+            if mode not in ("", "_rtz") and "pocl_rint" in self.workarounds:
+                return f"{self.sat_round_workaround(ty, src, mode)}({x})"
+            return f"convert_{ty.name}_sat{mode}({x})"
         sat = self.pick(("", "_sat"))
         mode = self.pick(("",) * 4 + ROUNDINGS[1:])
         if ty.n == 1 and self.chance(0.2):
@@ -596,6 +609,26 @@ class Generator:
             name, f"static {ty.name} {name}({ty.name} x) {{ return ({ty.name})({comps}); }}"
         )
 
+    def sat_round_workaround(self, dst: Ty, src: Ty, mode: str) -> str:
+        """convert_<int>_sat_<rte|rtp|rtn>(float) that PoCL 3.1 gets right: it
+        miscompiles them for a constant out of the integer's range (the kernel stores
+        nothing), like rint. From 2^23 (2^52) on every float is an integer, so the
+        rounding mode does not matter there and the conversion is done with _rtz."""
+        name = f"cvt_ref_{dst.name}_sat{mode}_{src.name}"
+        if dst.n == 1:
+            big = "0x1p23f" if src.base == "float" else "0x1p52"
+            return self.define(
+                name,
+                f"static {dst.name} {name}({src.name} x) {{\n"
+                f"    if (!(fabs(x) < {big})) return convert_{dst.name}_sat(x);\n"
+                f"    return convert_{dst.name}_sat{mode}(x);\n}}",
+            )
+        one = self.sat_round_workaround(Ty(dst.base), Ty(src.base), mode)
+        comps = ", ".join(f"{one}(x.s{i:x})" for i in range(dst.n))
+        return self.define(
+            name, f"static {dst.name} {name}({src.name} x) {{ return ({dst.name})({comps}); }}"
+        )
+
     # helpers -------------------------------------------------------------------
     def call_helper(self, ty: Ty, scope: list[Var], d: int) -> str:
         helpers = [h for h in self.kernel_helpers if h[1] == ty]
@@ -612,7 +645,7 @@ class Generator:
         lines = [
             "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);"
         ]
-        self.block(lines, scope, 2, uniform=False, in_loop=None, indent=1, pure=True)
+        self.block(lines, scope, 1, uniform=False, in_loop=None, indent=1, pure=True)
         lines.append(f"    return {self.expr(ret, scope, 3)};")
         attr = "__attribute__((noinline)) " if self.chance(0.4) else ""
         sig = ", ".join(
@@ -668,13 +701,13 @@ class Generator:
         pad = "    " * indent
         declared: list[Var] = []
         local_scope = list(scope)
-        for _ in range(self.rng.randint(1, 4 if depth > 0 else 3)):
+        for _ in range(self.rng.randint(1, self.stmts)):
             r = self.rng.random()
             assignable = [v for v in local_scope if v.kind in ("var", "array")]
             if r < 0.3 or not assignable:
                 ty = self.rand_type()
                 v = Var(self.fresh("v"), ty)
-                lines.append(f"{pad}{ty.name} {v.name} = {self.expr(ty, local_scope, 3)};")
+                lines.append(f"{pad}{ty.name} {v.name} = {self.expr(ty, local_scope, self.depth)};")
                 local_scope.append(v)
                 declared.append(v)
             elif r < 0.45:
@@ -683,7 +716,7 @@ class Generator:
                     idx = f"{self.index_expr(local_scope)} & {v.size - 1}U"
                     lines.append(f"{pad}{v.name}[{idx}] = {self.expr(v.ty, local_scope, 2)};")
                 else:
-                    lines.append(f"{pad}{v.name} = {self.expr(v.ty, local_scope, 3)};")
+                    lines.append(f"{pad}{v.name} = {self.expr(v.ty, local_scope, self.depth)};")
             elif r < 0.52 and not pure:
                 lines.append(pad + self.observe(self.pick(assignable)))
             elif r < 0.6 and depth > 0:
@@ -856,14 +889,14 @@ class Generator:
             k.local_decls.append(f"__local {lm_base} lm[{wg}];")
         k.local_decls.append("__local int la[1];")
         k.local_decls.append("__local uint lu[1];")
-        for _ in range(self.rng.randint(0, 2)):
+        for _ in range(self.rng.randint(0, 1)):
             k.helpers.append(self.make_helper(k.name))
         if self.lm and self.chance(0.5):
             k.helpers.append(self.make_barrier_helper(k.name, *self.lm))
-        nseg = self.rng.randint(1, 3)
+        nseg = self.rng.randint(1, self.nseg)
         for j in range(nseg):
             lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
-            self.block(lines, [], 3, True, None, 2)
+            self.block(lines, [], self.nest, True, None, 2)
             lines.append(f"    out[gid * {nseg}U + {j}U] = h;")
             lines.append("    }")
             k.segments.append("\n".join(lines))
@@ -873,8 +906,10 @@ class Generator:
         return k
 
 
-def generate(seed: int, count: int, workarounds: frozenset[str] = frozenset()) -> Batch:
-    """``count`` kernels from ``seed``; equal seeds give equal programs."""
-    g = Generator(seed, workarounds)
+def generate(
+    seed: int, count: int, workarounds: frozenset[str] = frozenset(), size: str = "normal"
+) -> Batch:
+    """``count`` kernels from ``seed``; equal seeds (and sizes) give equal programs."""
+    g = Generator(seed, workarounds, size)
     kernels = [g.kernel(i) for i in range(count)]
-    return Batch(seed, kernels, g.defs, workarounds)
+    return Batch(seed, kernels, g.defs, workarounds, size)
