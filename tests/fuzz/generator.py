@@ -823,7 +823,7 @@ class Generator:
             lines.append(f"{pad}  }}")
         lines.append(f"{pad}}}")
 
-    def local_exchange(self, lines, scope, indent, declared) -> None:
+    def local_exchange(self, lines, scope, indent, declared, helper: str | None = None) -> None:
         """Work-items exchange values through __local memory (uniform control flow only)."""
         pad = "    " * indent
         lm_ty, wg = self.lm
@@ -831,8 +831,8 @@ class Generator:
         value = self.expr(lm_ty, scope, 2)
         off = self.rng.randint(1, wg - 1) if wg > 1 else 0
         self.features.add("local")
-        if self.barrier_helpers and self.chance(0.6):
-            fn = self.pick(self.barrier_helpers)
+        if helper or (self.barrier_helpers and self.chance(0.6)):
+            fn = helper or self.pick(self.barrier_helpers)
             self.barrier_calls[fn] = self.barrier_calls.get(fn, 0) + 1
             self.features.add("barrier_helper")
             lines.append(f"{pad}{lm_ty.name} {v.name} = {fn}(lm, {value}, lid, {off}U);")
@@ -897,6 +897,13 @@ class Generator:
         for j in range(nseg):
             lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
             self.block(lines, [], self.nest, True, None, 2)
+            if j == nseg - 1:
+                # every barrier helper is called from two sites at least (issue 12 item 1)
+                for fn in self.barrier_helpers:
+                    while self.barrier_calls.get(fn, 0) < 2:
+                        made: list[Var] = []
+                        self.local_exchange(lines, [], 2, made, helper=fn)
+                        lines.append("        " + self.observe(made[0]))
             lines.append(f"    out[gid * {nseg}U + {j}U] = h;")
             lines.append("    }")
             k.segments.append("\n".join(lines))
