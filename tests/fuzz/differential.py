@@ -345,12 +345,17 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
             )
             for ks in sets
         ]
+    # A trial compiles one kernel on PoCL and spirvjit: on a loaded machine that can take
+    # longer than a batch's share, and a trial that times out explains nothing.
+    saved, pool.timeout = pool.timeout, max(4 * pool.timeout, 120.0)
     pool.run([job for t in trials.values() for job, _ in t], collect)
+    pool.timeout = saved
     for n, tried in trials.items():
         f = findings[n]
         for job, ks in tried:
             status, payload = results.get(job, ("missing", None))
             if status != "ok":
+                f.detail += f"\n(trial with {sorted(job.workarounds)}: {status})"
                 continue
             ref, got = payload[REFERENCE][f.index], payload[f.producer][f.index]
             nseg = generate(f.seed, f.count, size=f.size).kernels[f.index].nseg

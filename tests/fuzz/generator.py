@@ -57,7 +57,7 @@ ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
-REFERENCE_WORKAROUNDS = frozenset({"pocl_rint"})
+REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs"})
 
 
 def signed(base: str) -> bool:
@@ -452,10 +452,11 @@ class Generator:
             lo, hi = sorted((self.int_value(b), self.int_value(b)))
             return f"clamp({e()}, {int_literal(b, lo)}, {int_literal(b, hi)})"
         if f == "abs":
-            return f"abs({e(ty.with_base(signed_of(b)))})"
+            src = ty.with_base(signed_of(b))
+            return f"{self.abs_name('abs', src)}({e(src)})"
         if f == "abs_diff":
             src = ty.with_base(self.pick((b, signed_of(b))))
-            return f"abs_diff({e(src)}, {e(src)})"
+            return f"{self.abs_name('abs_diff', src)}({e(src)}, {e(src)})"
         if f == "upsample":
             half = int_of_bits(ty.bits // 2, signed(b))
             return f"upsample({e(ty.with_base(half))}, {e(ty.with_base(unsigned_of(half)))})"
@@ -589,6 +590,28 @@ class Generator:
             comps = "s" + "".join(f"{self.rng.randrange(src.n):x}" for _ in range(n))
             return f"({self.expr(src, scope, d)}).{comps}"
         return self.call_helper(ty, scope, d)
+
+    def abs_name(self, f: str, src: Ty) -> str:
+        """``abs``/``abs_diff``, or for PoCL a helper doing the same: PoCL 3.1 folds
+        ``abs(INT_MIN)`` and ``abs_diff(INT_MIN, INT_MAX)`` to 0 and makes a kernel with
+        ``abs(LONG_MIN)`` store nothing (its int and long versions overflow)."""
+        if "pocl_abs" not in self.workarounds or src.bits < 32 or not signed(src.base):
+            return f
+        t, u = src.name, src.with_base(unsigned_of(src.base)).name
+        name = f"{f}_ref_{t}"
+        if f == "abs":
+            body = (
+                f"return select(as_{u}(x), -as_{u}(x), x < ({t})0);"
+                if src.n > 1
+                else f"return x < 0 ? ({u})0 - ({u})x : ({u})x;"
+            )
+            return self.define(name, f"static {u} {name}({t} x) {{ {body} }}")
+        body = (
+            f"return select(as_{u}(y) - as_{u}(x), as_{u}(x) - as_{u}(y), x > y);"
+            if src.n > 1
+            else f"return x > y ? ({u})x - ({u})y : ({u})y - ({u})x;"
+        )
+        return self.define(name, f"static {u} {name}({t} x, {t} y) {{ {body} }}")
 
     def rint_workaround(self, ty: Ty) -> str:
         """rint that PoCL 3.1 gets right: it miscompiles ``rint`` of a constant of
