@@ -17,6 +17,7 @@ triaged by hand (``--keep`` saves the program).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -66,6 +67,27 @@ KNOWN = (
         message=r"OpAny|OpAll",
     ),
     Known(
+        "tr-i3",
+        "new: translator producer: llvm-spirv-15 rejects the i3 switch clang-15 -O2 makes of "
+        "switch (x % 5) (findings/translator_switch_i3.cl)",
+        ("translator",),
+        message=r"InvalidBitWidth",
+    ),
+    Known(
+        "tr-order",
+        "new: translator producer: llvm-spirv-15 writes blocks out of dominance order "
+        "(findings/translator_block_order.cl)",
+        ("translator",),
+        message=r"is used before its definition",
+    ),
+    Known(
+        "tr-decoration",
+        "new: translator producer: llvm-spirv-15 decorates an id it never defines "
+        "(findings/translator_undefined_decoration.cl)",
+        ("translator",),
+        message=r"OpDecorate: id %\d+ is never defined",
+    ),
+    Known(
         "item9",
         "known: issue 12 item 9 (clang-15 -O2 emits freeze, which llvm-spirv-15 rejects)",
         ("translator",),
@@ -75,6 +97,10 @@ KNOWN = (
 
 
 # ----------------------------------------------------------------- probes
+def _message(key: str) -> str:
+    return next(k.message for k in KNOWN if k.key == key)
+
+
 def _run(src: str, producer: str, n: int, local: int, dtype=np.int32) -> np.ndarray:
     import spirvjit
 
@@ -116,7 +142,7 @@ def probe_item7(producer: str) -> bool:
     try:
         _run(src, producer, 1, 1)
     except Exception as exc:  # noqa: BLE001
-        return bool(re.search(KNOWN[2].message, str(exc)))
+        return bool(re.search(_message("item7"), str(exc)))
     return False
 
 
@@ -127,7 +153,7 @@ def probe_item8(producer: str) -> bool:
     try:
         out = _run(src, producer, 1, 1)
     except Exception as exc:  # noqa: BLE001
-        return bool(re.search(KNOWN[3].message, str(exc)))
+        return bool(re.search(_message("item8"), str(exc)))
     return out[0] != 1
 
 
@@ -137,11 +163,35 @@ def probe_item9(producer: str) -> bool:
     try:
         _run(src, producer, 1, 1)
     except Exception as exc:  # noqa: BLE001
-        return bool(re.search(KNOWN[4].message, str(exc)))
+        return bool(re.search(_message("item9"), str(exc)))
     return False
 
 
+FINDINGS = os.path.join(os.path.dirname(__file__), "findings")
+
+
+def _probe_file(key: str, name: str):
+    """A probe that compiles a saved reproducer and looks for the known bug's message."""
+    known = next(k for k in KNOWN if k.key == key)
+
+    def probe(producer: str) -> bool:
+        import spirvjit
+
+        with open(os.path.join(FINDINGS, name)) as f:
+            src = f.read()
+        try:
+            spirvjit.compile_opencl(src, ["-cl-std=CL3.0", "-w"], producer=producer)
+        except Exception as exc:  # noqa: BLE001
+            return bool(re.search(known.message, str(exc)))
+        return False
+
+    return probe
+
+
 PROBES = {
+    "tr-i3": _probe_file("tr-i3", "translator_switch_i3.cl"),
+    "tr-order": _probe_file("tr-order", "translator_block_order.cl"),
+    "tr-decoration": _probe_file("tr-decoration", "translator_undefined_decoration.cl"),
     "item1": probe_item1,
     "item2": probe_item2,
     "item7": probe_item7,
