@@ -332,30 +332,29 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
         cands = [k for k in cands if k.workaround]
         sets = [[k] for k in cands] + ([cands] if len(cands) > 1 else [])
         trials[n] = [
-            (
-                Job(
-                    f.seed,
-                    f.count,
-                    (f.index,),
-                    frozenset(k.workaround for k in ks),
-                    (REFERENCE, f.producer),
-                    f.size,
-                ),
-                ks,
-            )
+            ((f.seed, f.count, f.index, frozenset(k.workaround for k in ks), f.size), ks)
             for ks in sets
         ]
+    # One job per kernel and spelling serves every producer that needs it (one PoCL build).
+    wanted: dict[tuple, set[str]] = {}
+    for n, tried in trials.items():
+        for key, _ in tried:
+            wanted.setdefault(key, set()).add(findings[n].producer)
+    jobs = {
+        key: Job(key[0], key[1], (key[2],), key[3], (REFERENCE, *sorted(p)), key[4])
+        for key, p in wanted.items()
+    }
     # A trial compiles one kernel on PoCL and spirvjit: on a loaded machine that can take
     # longer than a batch's share, and a trial that times out explains nothing.
     saved, pool.timeout = pool.timeout, max(4 * pool.timeout, 120.0)
-    pool.run([job for t in trials.values() for job, _ in t], collect)
+    pool.run(list(jobs.values()), collect)
     pool.timeout = saved
     for n, tried in trials.items():
         f = findings[n]
-        for job, ks in tried:
-            status, payload = results.get(job, ("missing", None))
+        for key, ks in tried:
+            status, payload = results.get(jobs[key], ("missing", None))
             if status != "ok":
-                f.detail += f"\n(trial with {sorted(job.workarounds)}: {status})"
+                f.detail += f"\n(trial with {sorted(key[3])}: {status})"
                 continue
             ref, got = payload[REFERENCE][f.index], payload[f.producer][f.index]
             nseg = generate(f.seed, f.count, size=f.size).kernels[f.index].nseg
