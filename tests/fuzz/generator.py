@@ -52,6 +52,7 @@ FLOAT_VEC_WIDTHS = (2, 4)
 IN_WORDS = 256  # uint words of the input buffer (a power of two: indices are masked)
 GAT_SLOTS = 16  # global atomic slots per kernel
 OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt", "-w")
+ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
@@ -564,8 +565,8 @@ class Generator:
             return f"({e()} {self.pick(('+', '-', '*', '/'))} {e()})"
         if r < 0.5:
             f = self.pick(("sqrt", "fabs", "floor", "ceil", "trunc", "rint", "round", "-"))
-            if f == "rint" and "pocl_rint" in self.workarounds:
-                f = self.rint_workaround(ty)
+            if f in ROUNDERS and "pocl_rint" in self.workarounds:
+                f = self.rint_workaround(ty, f)
             return f"{f}({e()})"
         if r < 0.58:
             return f"fma({e()}, {e()}, {e()})"
@@ -613,20 +614,22 @@ class Generator:
         )
         return self.define(name, f"static {u} {name}({t} x, {t} y) {{ {body} }}")
 
-    def rint_workaround(self, ty: Ty) -> str:
-        """rint that PoCL 3.1 gets right: it miscompiles ``rint`` of a constant of
-        magnitude 2^31 or more (the kernel stores nothing). Every float of magnitude
-        2^23 (2^52 for double) or more is an integer, so such values skip the call."""
+    def rint_workaround(self, ty: Ty, f: str = "rint") -> str:
+        """rint/floor/ceil/trunc/round that PoCL 3.1 gets right: it miscompiles ``rint``
+        of a constant of magnitude 2^31 or more and ``floor`` of a constant NaN (the
+        kernel stores nothing, or 0). Every float of magnitude 2^23 (2^52 for double) or
+        more is an integer, and NaN and infinities are their own rounding, so such
+        values skip the call."""
         s = "f" if ty.base == "float" else ""
-        name = f"rint_ref_{ty.name}"
+        name = f"{f}_ref_{ty.name}"
         if ty.n == 1:
             big = "0x1p23f" if s else "0x1p52"
             return self.define(
                 name,
                 f"static {ty.name} {name}({ty.name} x) {{\n"
-                f"    if (!(fabs(x) < {big})) return x;\n    return rint(x);\n}}",
+                f"    if (!(fabs(x) < {big})) return x;\n    return {f}(x);\n}}",
             )
-        one = self.rint_workaround(Ty(ty.base))
+        one = self.rint_workaround(Ty(ty.base), f)
         comps = ", ".join(f"{one}(x.s{i:x})" for i in range(ty.n))
         return self.define(
             name, f"static {ty.name} {name}({ty.name} x) {{ return ({ty.name})({comps}); }}"

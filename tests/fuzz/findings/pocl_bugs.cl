@@ -1,5 +1,5 @@
 // PoCL 3.1 (Debian 12 pocl-opencl-icd 3.1-3+deb12u1) miscompiles these; each kernel is right on
-// spirvjit. Run with global size 16 on PoCL: every kernel but `control` leaves `out` untouched
+// spirvjit. Run with global size 16 on PoCL: every kernel but `control` and `floor_nan_float` leaves `out` untouched
 // (the whole kernel body is folded away). In larger kernels abs(INT_MIN) and
 // abs_diff(INT_MIN, INT_MAX) were seen to give 0 instead (e.g. `ulong v = abs(INT_MIN);`).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -20,6 +20,12 @@ __kernel void abs_diff_int(__global uint *out) {         // stores nothing; expe
 }
 __kernel void abs_long_min(__global ulong *out) {        // stores nothing; expect 1UL << 63
     out[get_global_id(0)] = abs((long)0x8000000000000000UL);
+}
+__kernel void floor_nan_double(__global ulong *out) {   // stores nothing; expect a NaN
+    out[get_global_id(0)] = as_ulong(floor((double)NAN));
+}
+__kernel void floor_nan_float(__global uint *out) {      // stores 0 (+0.0f); expect a NaN
+    out[get_global_id(0)] = as_uint(floor((float)NAN));
 }
 __kernel void control(__global uint *out) {              // stores 7 (a sanity check)
     out[get_global_id(0)] = 7;
