@@ -1,0 +1,32 @@
+// PoCL 3.1 (Debian 12 pocl-opencl-icd 3.1-3+deb12u1) miscompiles these; each kernel is right on
+// spirvjit. Run with global size 16 on PoCL: every kernel but `control` and `floor_nan_float` leaves `out` untouched
+// (the whole kernel body is folded away). In larger kernels abs(INT_MIN) and
+// abs_diff(INT_MIN, INT_MAX) were seen to give 0 instead (e.g. `ulong v = abs(INT_MIN);`).
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void rint_const(__global uint *out) {           // stores nothing; expect 0xd1ba43b7
+    out[get_global_id(0)] = as_uint(rint(-1e11f));
+}
+__kernel void rint_const_double(__global ulong *out) {   // stores nothing; expect 0x4415af1d78b58c40
+    out[get_global_id(0)] = as_ulong(rint(1e20));
+}
+__kernel void convert_sat_rte_const(__global ulong *out) { // stores nothing; expect 65535
+    out[get_global_id(0)] = convert_ushort_sat_rte((float)INFINITY);
+}
+__kernel void abs_int_min(__global uint *out) {          // stores nothing; expect 0x80000000
+    out[get_global_id(0)] = abs(-2147483647 - 1);
+}
+__kernel void abs_diff_int(__global uint *out) {         // stores nothing; expect 0xffffffff
+    out[get_global_id(0)] = abs_diff(-2147483647 - 1, 2147483647);
+}
+__kernel void abs_long_min(__global ulong *out) {        // stores nothing; expect 1UL << 63
+    out[get_global_id(0)] = abs((long)0x8000000000000000UL);
+}
+__kernel void floor_nan_double(__global ulong *out) {   // stores nothing; expect a NaN
+    out[get_global_id(0)] = as_ulong(floor((double)NAN));
+}
+__kernel void floor_nan_float(__global uint *out) {      // stores 0 (+0.0f); expect a NaN
+    out[get_global_id(0)] = as_uint(floor((float)NAN));
+}
+__kernel void control(__global uint *out) {              // stores 7 (a sanity check)
+    out[get_global_id(0)] = 7;
+}

@@ -1,0 +1,948 @@
+"""Random, well-defined OpenCL C kernels for differential testing (in the style of CLsmith).
+
+One :class:`Batch` is one ``.cl`` file holding several independent kernels; each kernel is
+one *program* of the tester. A kernel is a list of independent *segments*; segment ``j``
+folds everything it computes into a 64-bit hash that work-item ``gid`` writes to
+``out[gid * nseg + j]``, and its global atomics go to slots of ``gat`` that no other
+segment uses. A mismatch therefore names its segment, and a reproducer can keep that
+segment alone (:meth:`Kernel.source`).
+
+No undefined behaviour by construction:
+
+* integer ``+ - *``, negation and ``<<`` are computed in an unsigned type of at least 32
+  bits and converted back (wrapping; the narrowing conversion is implementation-defined,
+  and every implementation tested here truncates); ``/`` and ``%`` return the dividend for
+  a zero divisor and for MIN / -1; shift counts are masked to the width;
+* array indices are masked to the (power-of-two) array size, input reads to the input
+  size; every variable and array element is written before it is read;
+* loops have constant or input-derived trip counts of at most 6 and no loop variable is
+  assigned in the body;
+* ``barrier`` is reached only in work-group-uniform control flow (conditions built from
+  constants, the group id and uniform input words), never after a ``break``;
+* float to integer conversions are always ``_sat`` (NaN -> 0, out of range clamps);
+  ``clamp`` gets ordered constant bounds; ``mul24``/``mad24`` are not used.
+
+Floats are compared bit for bit only where OpenCL makes the result exact, with
+``#pragma OPENCL FP_CONTRACT OFF`` (else ``a*b+c`` may or may not be fused) and
+``-cl-fp32-correctly-rounded-divide-sqrt`` (else ``/`` and ``sqrt`` may be off by 2.5 and
+3 ulp): ``+ - * /``, ``sqrt``, ``fma``, ``fabs``, ``floor``, ``ceil``, ``trunc``, ``rint``,
+``round``, ``fmod``, ``ldexp``, ``fmin``/``fmax``, comparisons, ``isnan``/``isinf``/
+``isfinite``, ``select``/``?:`` and every ``convert_*`` with every rounding mode (all
+correctly rounded by the spec). Not exact, so not used: ``mad`` (fused or not), ``min``/
+``max``/``clamp`` on floats (undefined for NaN), transcendental functions, ``native_*``,
+``half_*``, ``dot``. Two things OpenCL leaves open are made unobservable: the payload and
+sign of a NaN (a hashed float goes through ``fbits``/``dbits``, which map every NaN to
+one pattern; ``copysign``/``signbit``/``as_int(float)`` are not used), and the sign of a
+zero returned by ``fmin``/``fmax`` of ``-0`` and ``+0`` (their result passes ``zc``, which
+maps -0 to +0).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+INT_BASES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong")
+FLOAT_BASES = ("float", "double")
+BITS = {"char": 8, "uchar": 8, "short": 16, "ushort": 16, "int": 32, "uint": 32}
+BITS |= {"long": 64, "ulong": 64, "float": 32, "double": 64}
+INT_VEC_WIDTHS = (2, 3, 4, 8, 16)
+VEC_PICK = (2, 2, 3, 4, 4, 8, 16)  # small vectors compile faster: pick them more
+FLOAT_VEC_WIDTHS = (2, 4)
+IN_WORDS = 256  # uint words of the input buffer (a power of two: indices are masked)
+GAT_SLOTS = 16  # global atomic slots per kernel
+OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt", "-w")
+ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
+ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
+# statements per block, nesting depth, expression depth, segments per kernel
+SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
+KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper")
+# Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
+REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs"})
+
+
+def signed(base: str) -> bool:
+    return not base.startswith("u") and base not in FLOAT_BASES
+
+
+def unsigned_of(base: str) -> str:
+    return base if base.startswith("u") else "u" + base
+
+
+def signed_of(base: str) -> str:
+    return base[1:] if base.startswith("u") else base
+
+
+def int_of_bits(bits: int, is_signed: bool) -> str:
+    name = {8: "char", 16: "short", 32: "int", 64: "long"}[bits]
+    return name if is_signed else "u" + name
+
+
+def int_range(base: str) -> tuple[int, int]:
+    b = BITS[base]
+    return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed(base) else (0, (1 << b) - 1)
+
+
+@dataclass(frozen=True)
+class Ty:
+    base: str
+    n: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.base if self.n == 1 else f"{self.base}{self.n}"
+
+    @property
+    def is_float(self) -> bool:
+        return self.base in FLOAT_BASES
+
+    @property
+    def bits(self) -> int:
+        return BITS[self.base]
+
+    def with_base(self, base: str) -> Ty:
+        return Ty(base, self.n)
+
+
+def int_literal(base: str, v: int) -> str:
+    """A literal of exactly type ``base`` with value ``v``."""
+    lo, hi = int_range(base)
+    assert lo <= v <= hi, (base, v)
+    if base in ("long", "ulong"):
+        if v == lo and base == "long":
+            return "(-9223372036854775807L - 1)"
+        return f"{v}UL" if base == "ulong" else f"{v}L"
+    if base == "int" and v == lo:
+        return "(-2147483647 - 1)"
+    text = f"{v}U" if base == "uint" else str(v)
+    return text if base in ("int", "uint") else f"(({base}){text})"
+
+
+def float_literal(base: str, v: float) -> str:
+    if v != v:
+        return f"(({base})NAN)"
+    if v in (float("inf"), float("-inf")):
+        return f"(({base}){'-' if v < 0 else ''}INFINITY)"
+    text = float.hex(v) if v != 0 else ("-0.0" if str(v).startswith("-") else "0.0")
+    return text + ("f" if base == "float" else "")
+
+
+def f32(x: float) -> float:
+    import struct
+
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+@dataclass
+class Var:
+    name: str
+    ty: Ty
+    kind: str = "var"  # var | loop (read-only) | array
+    size: int = 0
+
+
+@dataclass
+class Kernel:
+    name: str
+    local_size: int
+    global_size: int
+    segments: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    features: set[str] = field(default_factory=set)
+    local_decls: list[str] = field(default_factory=list)
+
+    @property
+    def nseg(self) -> int:
+        return len(self.segments)
+
+    def source(self, keep: set[int] | None = None) -> str:
+        """The kernel's helpers and body; segments not in ``keep`` are left out."""
+        parts = list(self.helpers)
+        body = [
+            "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);",
+            *("    " + d for d in self.local_decls),
+            "    ulong h;",
+        ]
+        for j, seg in enumerate(self.segments):
+            if keep is None or j in keep:
+                body.append(seg)
+        parts.append(
+            f"__kernel __attribute__((reqd_work_group_size({self.local_size}, 1, 1)))\n"
+            f"void {self.name}(__global ulong *out, __global const uint *in, "
+            "__global uint *gat)\n{\n" + "\n".join(body) + "\n}\n"
+        )
+        return "\n".join(parts)
+
+
+PRELUDE = """\
+#pragma OPENCL FP_CONTRACT OFF
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+static ulong hmix(ulong h, ulong v) { return (h ^ v) * 0x100000001b3UL + (h >> 29); }
+static uint fbits(float x) { return isnan(x) ? 0x7fc00000U : as_uint(x); }
+static ulong dbits(double x) { return isnan(x) ? 0x7ff8000000000000UL : as_ulong(x); }
+static float zcf(float x) { return x == 0.0f ? 0.0f : x; }
+static double zcd(double x) { return x == 0.0 ? 0.0 : x; }
+"""
+
+
+@dataclass
+class Batch:
+    seed: int
+    kernels: list[Kernel]
+    defs: dict[str, str]  # helper definitions shared by the batch, by name
+    workarounds: frozenset[str] = frozenset()
+    size: str = "normal"
+
+    def prelude(self) -> str:
+        return PRELUDE + "\n".join(self.defs.values()) + "\n"
+
+    def source(self) -> str:
+        return self.prelude() + "\n" + "\n".join(k.source() for k in self.kernels)
+
+    def kernel_source(self, index: int, keep: set[int] | None = None) -> str:
+        return self.prelude() + "\n" + self.kernels[index].source(keep)
+
+
+class Generator:
+    """Builds one batch; the same seed and size always give the same programs, whatever
+    ``workarounds`` says (a workaround only changes how a construct is spelled)."""
+
+    def __init__(
+        self, seed: int, workarounds: frozenset[str] = frozenset(), size: str = "normal"
+    ) -> None:
+        # (statements per block, nesting depth, expression depth, segments per kernel)
+        self.stmts, self.nest, self.depth, self.nseg = SIZES[size]
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.workarounds = workarounds
+        self.defs: dict[str, str] = {}
+        self.counter = 0
+
+    # -------------------------------------------------------------- utilities
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def pick(self, seq):
+        return self.rng.choice(seq)
+
+    def define(self, name: str, text: str) -> str:
+        self.defs.setdefault(name, text)
+        return name
+
+    def rand_type(self, allow_vec: bool = True, allow_float: bool = True) -> Ty:
+        r = self.rng.random()
+        if allow_float and r < 0.2:
+            base = "double" if self.chance(0.3) else "float"
+            n = self.pick(FLOAT_VEC_WIDTHS) if allow_vec and self.chance(0.25) else 1
+            return Ty(base, n)
+        base = self.pick(INT_BASES)
+        n = self.pick(VEC_PICK) if allow_vec and self.chance(0.3) else 1
+        return Ty(base, n)
+
+    def int_value(self, base: str) -> int:
+        lo, hi = int_range(base)
+        r = self.rng.random()
+        if r < 0.35:
+            v = self.pick((0, 1, -1, 2, 3, 7, lo, hi, lo + 1, hi - 1, 1 << (BITS[base] - 1)))
+        elif r < 0.7:
+            v = self.rng.randint(-100, 100)
+        else:
+            v = self.rng.randint(lo, hi)
+        return min(max(v, lo), hi) if not (lo <= v <= hi) else v
+
+    def float_value(self, base: str) -> float:
+        r = self.rng.random()
+        if r < 0.3:
+            v = self.pick((0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, 1e-40, 1.5e38, -7.25))
+            v = self.pick((v, v, float("inf"), float("nan")))
+        elif r < 0.7:
+            v = float(self.rng.randint(-1000, 1000)) / self.pick((1, 2, 4, 8, 3, 10))
+        else:
+            v = self.rng.uniform(-1e6, 1e6) * 2.0 ** self.rng.randint(-60, 60)
+        return f32(v) if base == "float" else v
+
+    def literal(self, ty: Ty) -> str:
+        def one(base: str) -> str:
+            if base in FLOAT_BASES:
+                return float_literal(base, self.float_value(base))
+            return int_literal(base, self.int_value(base))
+
+        if ty.n == 1:
+            return one(ty.base)
+        if self.chance(0.5):
+            return f"(({ty.name})({one(ty.base)}))"
+        return f"(({ty.name})({', '.join(one(ty.base) for _ in range(ty.n))}))"
+
+    # ------------------------------------------------------------- expressions
+    def in_index(self) -> str:
+        c = self.rng.randrange(IN_WORDS)
+        r = self.rng.random()
+        if r < 0.3:
+            return str(c)
+        if r < 0.7:
+            return f"(gid + {c}U) & {IN_WORDS - 1}U"
+        return f"(lid * {self.rng.randint(1, 9)}U + {c}U) & {IN_WORDS - 1}U"
+
+    def scalar_leaf(self, base: str, scope: list[Var]) -> str:
+        cands = [v for v in scope if v.ty == Ty(base) and v.kind != "array"]
+        arrays = [v for v in scope if v.kind == "array" and v.ty == Ty(base)]
+        r = self.rng.random()
+        if cands and r < 0.45:
+            return self.pick(cands).name
+        if arrays and r < 0.55:
+            a = self.pick(arrays)
+            return f"{a.name}[{self.index_expr(scope)} & {a.size - 1}U]"
+        if r < 0.7:
+            return self.literal(Ty(base))
+        if base == "float":
+            if self.chance(0.5):
+                return f"as_float(in[{self.in_index()}])"
+            return f"(float)(int)(in[{self.in_index()}] & 0xffffU)"
+        if base == "double":
+            if self.chance(0.5):
+                hi, lo = self.in_index(), self.in_index()
+                return f"as_double(((ulong)in[{hi}] << 32) | in[{lo}])"
+            return f"(double)(int)in[{self.in_index()}]"
+        if self.chance(0.15):
+            return f"(({base}){self.pick(('gid', 'lid', 'grp'))})"
+        loops = [v for v in scope if v.kind == "loop"]
+        if loops and self.chance(0.2):
+            return f"(({base}){self.pick(loops).name})"
+        if BITS[base] == 64:
+            return f"(({base})(((ulong)in[{self.in_index()}] << 32) | in[{self.in_index()}]))"
+        return f"(({base})in[{self.in_index()}])"
+
+    def index_expr(self, scope: list[Var]) -> str:
+        return f"(uint)({self.expr(Ty(self.pick(('int', 'uint', 'uchar', 'long'))), scope, 1)})"
+
+    def leaf(self, ty: Ty, scope: list[Var]) -> str:
+        if ty.n == 1:
+            return self.scalar_leaf(ty.base, scope)
+        cands = [v for v in scope if v.ty == ty and v.kind == "var"]
+        if cands and self.chance(0.5):
+            return self.pick(cands).name
+        if ty.n > 4 or self.chance(0.4):
+            return self.literal(ty)
+        if self.chance(0.4):
+            return f"(({ty.name})({self.scalar_leaf(ty.base, scope)}))"
+        parts = [self.scalar_leaf(ty.base, scope) for _ in range(ty.n)]
+        return f"(({ty.name})({', '.join(parts)}))"
+
+    def expr(self, ty: Ty, scope: list[Var], depth: int) -> str:
+        if depth <= 0 or self.chance(0.3):
+            return self.leaf(ty, scope)
+        d = depth - 1
+        if ty.is_float:
+            return self.float_expr(ty, scope, d)
+        return self.int_expr(ty, scope, d)
+
+    # integer expressions -----------------------------------------------------
+    def int_binop(self, op: str, ty: Ty) -> str:
+        """Name of a helper computing ``a op b`` in ``ty`` without undefined behaviour."""
+        names = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+        names |= {"<<": "shl", ">>": "shr"}
+        name = f"{names[op]}_{ty.name}"
+        if name in self.defs:
+            return name
+        t, b, bits = ty.name, ty.base, ty.bits
+        lo, _ = int_range(b)
+        if ty.n == 1:
+            wrap = "ulong" if bits == 64 else "uint"
+            if op in "+-*":
+                body = f"return ({t})(({wrap})a {op} ({wrap})b);"
+            elif op in "/%":
+                bad = "b == 0"
+                if signed(b):
+                    bad += f" || (a == {int_literal(b, lo)} && b == ({t})-1)"
+                body = f"return ({bad}) ? a : ({t})(a {op} b);"
+            elif op == "<<":
+                body = f"return ({t})(({wrap})a << (b & {bits - 1}));"
+            else:
+                body = f"return ({t})(a >> (b & {bits - 1}));"
+        else:
+            ut = ty.with_base(unsigned_of(b)).name
+            mask = f"({t})({bits - 1})"
+            if op in "+-*":
+                body = (
+                    f"return as_{t}(as_{ut}(a) {op} as_{ut}(b));"
+                    if signed(b)
+                    else f"return a {op} b;"
+                )
+            elif op in "/%":
+                bad = f"b == ({t})0"
+                if signed(b):
+                    bad = f"({bad}) | ((a == ({t})({int_literal(b, lo)})) & (b == ({t})-1))"
+                body = (
+                    f"{ty.with_base(int_of_bits(bits, True)).name} bad = {bad};\n"
+                    f"    return select(a {op} select(b, ({t})1, bad), a, bad);"
+                )
+            elif op == "<<":
+                body = (
+                    f"return as_{t}(as_{ut}(a) << as_{ut}(b & {mask}));"
+                    if signed(b)
+                    else f"return a << (b & {mask});"
+                )
+            else:
+                body = f"return a >> (b & {mask});"
+        return self.define(name, f"static {t} {name}({t} a, {t} b) {{\n    {body}\n}}")
+
+    def int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        b, t = ty.base, ty.name
+        r = self.rng.random()
+        if r < 0.3:
+            op = self.pick(("+", "-", "*", "/", "%", "<<", ">>"))
+            fn = self.int_binop(op, ty)
+            return f"{fn}({self.expr(ty, scope, d)}, {self.expr(ty, scope, d)})"
+        if r < 0.4:
+            op = self.pick(("&", "|", "^"))
+            return f"(({t})({self.expr(ty, scope, d)} {op} {self.expr(ty, scope, d)}))"
+        if r < 0.45:
+            if self.chance(0.5):
+                return f"(({t})~{self.expr(ty, scope, d)})"
+            ut = ty.with_base(unsigned_of(b)).name
+            if ty.n == 1:
+                return (
+                    f"(({t})(-({'ulong' if ty.bits == 64 else 'uint'}){self.expr(ty, scope, d)}))"
+                )
+            return f"as_{t}(-as_{ut}({self.expr(ty, scope, d)}))"
+        if r < 0.62:
+            return self.int_builtin(ty, scope, d)
+        if r < 0.77:
+            return self.conversion(ty, scope, d)
+        if r < 0.85:
+            return self.select_expr(ty, scope, d)
+        if r < 0.92 and ((ty.n > 1 and signed(b)) or b == "int"):
+            return self.compare(ty, scope, d)
+        if ty.n > 1:
+            return self.swizzle(ty, scope, d)
+        # a scalar taken from a vector, a helper call or any()/all()
+        r = self.rng.random()
+        if r < 0.5:
+            n = self.pick(VEC_PICK)
+            k = self.rng.randrange(n)
+            return f"({self.expr(Ty(b, n), scope, d)}).s{k:x}"
+        if r < 0.75 and b == "int":
+            n = self.pick(VEC_PICK)
+            sb = self.pick(("char", "short", "int", "long"))
+            self.features.add("any_all")
+            return f"{self.pick(('any', 'all'))}({self.expr(Ty(sb, n), scope, d)})"
+        return self.call_helper(ty, scope, d)
+
+    def int_builtin(self, ty: Ty, scope: list[Var], d: int) -> str:
+        b = ty.base
+
+        def e(x: Ty = ty) -> str:
+            return self.expr(x, scope, d)
+
+        choices = ["add_sat", "sub_sat", "hadd", "rhadd", "max", "min", "mul_hi", "mad_hi"]
+        choices += ["mad_sat", "rotate", "popcount", "clz", "ctz", "clamp"]
+        if not signed(b):
+            choices += ["abs", "abs_diff"]
+        if BITS[b] >= 16:
+            choices.append("upsample")
+        f = self.pick(choices)
+        if f in ("popcount", "clz", "ctz"):
+            return f"{f}({e()})"
+        if f in ("mad_hi", "mad_sat"):
+            return f"{f}({e()}, {e()}, {e()})"
+        if f == "clamp":
+            lo, hi = sorted((self.int_value(b), self.int_value(b)))
+            return f"clamp({e()}, {int_literal(b, lo)}, {int_literal(b, hi)})"
+        if f == "abs":
+            src = ty.with_base(signed_of(b))
+            return f"{self.abs_name('abs', src)}({e(src)})"
+        if f == "abs_diff":
+            src = ty.with_base(self.pick((b, signed_of(b))))
+            return f"{self.abs_name('abs_diff', src)}({e(src)}, {e(src)})"
+        if f == "upsample":
+            half = int_of_bits(ty.bits // 2, signed(b))
+            return f"upsample({e(ty.with_base(half))}, {e(ty.with_base(unsigned_of(half)))})"
+        return f"{f}({e()}, {e()})"
+
+    def conversion(self, ty: Ty, scope: list[Var], d: int) -> str:
+        """``convert_<ty>[_sat][_rounding](x)`` or a cast from another scalar type."""
+        src = self.rand_type(allow_vec=False).with_base(self.rand_type(allow_vec=False).base)
+        src = Ty(src.base, ty.n)
+        x = self.expr(src, scope, d)
+        if ty.is_float:
+            mode = self.pick(ROUNDINGS)
+            if src.is_float and src.base == ty.base:
+                mode = ""
+            return f"convert_{ty.name}{mode}({x})"
+        if src.is_float:
+            mode = self.pick(ROUNDINGS)
+            if mode not in ("", "_rtz") and "pocl_rint" in self.workarounds:
+                return f"{self.sat_round_workaround(ty, src, mode)}({x})"
+            return f"convert_{ty.name}_sat{mode}({x})"
+        sat = self.pick(("", "_sat"))
+        mode = self.pick(("",) * 4 + ROUNDINGS[1:])
+        if ty.n == 1 and self.chance(0.2):
+            return f"(({ty.name})({x}))"
+        self.features.add("convert_int")
+        if "convert_int" in self.workarounds:
+            return f"{self.convert_workaround(ty, src, sat == '_sat')}({x})"
+        return f"convert_{ty.name}{sat}{mode}({x})"
+
+    def convert_workaround(self, dst: Ty, src: Ty, sat: bool) -> str:
+        """A helper doing an integer convert_* with casts and compares only (clang-22's
+        SPIR-V back end gets the signedness of integer convert_* wrong: issue 12 item 2)."""
+        name = f"cvt_{dst.name}{'_sat' if sat else ''}_from_{src.name}"
+        if name in self.defs:
+            return name
+        d, s = dst.base, src.base
+        dlo, dhi = int_range(d)
+        slo, shi = int_range(s)
+        body = "(" + d + ")x"
+        if sat:
+            if dhi < shi:
+                body = f"x > ({s}){int_literal(d, dhi)} ? {int_literal(d, dhi)} : {body}"
+            if dlo > slo:
+                body = f"x < ({s}){int_literal(d, dlo)} ? {int_literal(d, dlo)} : ({body})"
+        scalar = f"static {d} {name}_1({s} x) {{ return {body}; }}"
+        if dst.n == 1:
+            return self.define(name, scalar.replace(f"{name}_1(", f"{name}("))
+        self.define(name + "_1", scalar)
+        comps = ", ".join(f"{name}_1(x.s{i:x})" for i in range(dst.n))
+        return self.define(
+            name, f"static {dst.name} {name}({src.name} x) {{ return ({dst.name})({comps}); }}"
+        )
+
+    def condition(self, scope: list[Var], d: int) -> str:
+        ty = self.rand_type(allow_vec=False)
+        a, b = self.expr(ty, scope, d), self.expr(ty, scope, d)
+        if ty.is_float and self.chance(0.2):
+            return f"{self.pick(('isnan', 'isinf', 'isfinite'))}({a})"
+        return f"({a} {self.pick(('<', '<=', '>', '>=', '==', '!='))} {b})"
+
+    def select_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        a, b = self.expr(ty, scope, d), self.expr(ty, scope, d)
+        if ty.n == 1:
+            # a scalar ?: promotes char and short operands to int: cast back
+            return f"(({ty.name})({self.condition(scope, d)} ? {a} : {b}))"
+        other = ty.with_base(self.pick([x for x in INT_BASES + FLOAT_BASES if BITS[x] == ty.bits]))
+        rel = self.pick(("<", ">", "==", "!="))
+        c = f"({self.expr(other, scope, d)} {rel} {self.expr(other, scope, d)})"
+        if self.chance(0.5):
+            return f"select({a}, {b}, {c})"
+        return f"({c} ? {a} : {b})"
+
+    def compare(self, ty: Ty, scope: list[Var], d: int) -> str:
+        if ty.n == 1:
+            return self.condition(scope, d)
+        assert signed(ty.base)
+        other = ty.with_base(self.pick([x for x in INT_BASES + FLOAT_BASES if BITS[x] == ty.bits]))
+        a, b = self.expr(other, scope, d), self.expr(other, scope, d)
+        return f"({a} {self.pick(('<', '<=', '>', '>=', '==', '!='))} {b})"
+
+    def swizzle(self, ty: Ty, scope: list[Var], d: int) -> str:
+        n = ty.n
+        r = self.rng.random()
+        if r < 0.3 and n in (2, 4, 8):
+            src = Ty(ty.base, 2 * n)
+            return f"({self.expr(src, scope, d)}).{self.pick(('lo', 'hi', 'even', 'odd'))}"
+        m = self.pick([w for w in INT_VEC_WIDTHS if w >= 2])
+        src = Ty(ty.base, m)
+        if m <= 4 and n <= 4 and self.chance(0.5):
+            comps = "".join(self.pick("xyzw"[:m]) for _ in range(n))
+        else:
+            comps = "s" + "".join(f"{self.rng.randrange(m):x}" for _ in range(n))
+        return f"({self.expr(src, scope, d)}).{comps}"
+
+    # float expressions -------------------------------------------------------
+    def float_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        t = ty.name
+        zc = "zcf" if ty.base == "float" else "zcd"
+
+        def e(x: Ty = ty) -> str:
+            return self.expr(x, scope, d)
+
+        r = self.rng.random()
+        if r < 0.35:
+            return f"({e()} {self.pick(('+', '-', '*', '/'))} {e()})"
+        if r < 0.5:
+            f = self.pick(("sqrt", "fabs", "floor", "ceil", "trunc", "rint", "round", "-"))
+            if f in ROUNDERS and "pocl_rint" in self.workarounds:
+                f = self.rint_workaround(ty, f)
+            return f"{f}({e()})"
+        if r < 0.58:
+            return f"fma({e()}, {e()}, {e()})"
+        if r < 0.65:
+            f = self.pick(("fmin", "fmax"))
+            inner = f"{f}({e()}, {e()})"
+            if ty.n == 1:
+                return f"{zc}({inner})"
+            # a vector: map -0 to +0 lane by lane
+            return f"(({t})(0) + {inner})"
+        if r < 0.7 and ty.n == 1:
+            return f"ldexp({e()}, {self.rng.randint(-40, 40)})"
+        if r < 0.74:
+            return f"fmod({e()}, {e()})"
+        if r < 0.88:
+            return self.conversion(ty, scope, d)
+        if r < 0.95:
+            return self.select_expr(ty, scope, d)
+        if ty.n > 1:
+            n = ty.n
+            src = Ty(ty.base, self.pick(FLOAT_VEC_WIDTHS))
+            comps = "s" + "".join(f"{self.rng.randrange(src.n):x}" for _ in range(n))
+            return f"({self.expr(src, scope, d)}).{comps}"
+        return self.call_helper(ty, scope, d)
+
+    def abs_name(self, f: str, src: Ty) -> str:
+        """``abs``/``abs_diff``, or for PoCL a helper doing the same: PoCL 3.1 folds
+        ``abs(INT_MIN)`` and ``abs_diff(INT_MIN, INT_MAX)`` to 0 and makes a kernel with
+        ``abs(LONG_MIN)`` store nothing (its int and long versions overflow)."""
+        if "pocl_abs" not in self.workarounds or src.bits < 32 or not signed(src.base):
+            return f
+        t, u = src.name, src.with_base(unsigned_of(src.base)).name
+        name = f"{f}_ref_{t}"
+        if f == "abs":
+            body = (
+                f"return select(as_{u}(x), -as_{u}(x), x < ({t})0);"
+                if src.n > 1
+                else f"return x < 0 ? ({u})0 - ({u})x : ({u})x;"
+            )
+            return self.define(name, f"static {u} {name}({t} x) {{ {body} }}")
+        body = (
+            f"return select(as_{u}(y) - as_{u}(x), as_{u}(x) - as_{u}(y), x > y);"
+            if src.n > 1
+            else f"return x > y ? ({u})x - ({u})y : ({u})y - ({u})x;"
+        )
+        return self.define(name, f"static {u} {name}({t} x, {t} y) {{ {body} }}")
+
+    def rint_workaround(self, ty: Ty, f: str = "rint") -> str:
+        """rint/floor/ceil/trunc/round that PoCL 3.1 gets right: it miscompiles ``rint``
+        of a constant of magnitude 2^31 or more and ``floor`` of a constant NaN (the
+        kernel stores nothing, or 0). Every float of magnitude 2^23 (2^52 for double) or
+        more is an integer, and NaN and infinities are their own rounding, so such
+        values skip the call."""
+        s = "f" if ty.base == "float" else ""
+        name = f"{f}_ref_{ty.name}"
+        if ty.n == 1:
+            big = "0x1p23f" if s else "0x1p52"
+            return self.define(
+                name,
+                f"static {ty.name} {name}({ty.name} x) {{\n"
+                f"    if (!(fabs(x) < {big})) return x;\n    return {f}(x);\n}}",
+            )
+        one = self.rint_workaround(Ty(ty.base), f)
+        comps = ", ".join(f"{one}(x.s{i:x})" for i in range(ty.n))
+        return self.define(
+            name, f"static {ty.name} {name}({ty.name} x) {{ return ({ty.name})({comps}); }}"
+        )
+
+    def sat_round_workaround(self, dst: Ty, src: Ty, mode: str) -> str:
+        """convert_<int>_sat_<rte|rtp|rtn>(float) that PoCL 3.1 gets right: it
+        miscompiles them for a constant out of the integer's range (the kernel stores
+        nothing), like rint. From 2^23 (2^52) on every float is an integer, so the
+        rounding mode does not matter there and the conversion is done with _rtz."""
+        name = f"cvt_ref_{dst.name}_sat{mode}_{src.name}"
+        if dst.n == 1:
+            big = "0x1p23f" if src.base == "float" else "0x1p52"
+            return self.define(
+                name,
+                f"static {dst.name} {name}({src.name} x) {{\n"
+                f"    if (!(fabs(x) < {big})) return convert_{dst.name}_sat(x);\n"
+                f"    return convert_{dst.name}_sat{mode}(x);\n}}",
+            )
+        one = self.sat_round_workaround(Ty(dst.base), Ty(src.base), mode)
+        comps = ", ".join(f"{one}(x.s{i:x})" for i in range(dst.n))
+        return self.define(
+            name, f"static {dst.name} {name}({src.name} x) {{ return ({dst.name})({comps}); }}"
+        )
+
+    # helpers -------------------------------------------------------------------
+    def call_helper(self, ty: Ty, scope: list[Var], d: int) -> str:
+        helpers = [h for h in self.kernel_helpers if h[1] == ty]
+        if not helpers:
+            return self.leaf(ty, scope)
+        name, _, params = self.pick(helpers)
+        return f"{name}({', '.join(['in'] + [self.expr(p, scope, d) for p in params])})"
+
+    def make_helper(self, kname: str) -> str:
+        ret = self.rand_type()
+        params = [self.rand_type(allow_vec=self.chance(0.3)) for _ in range(self.rng.randint(1, 3))]
+        name = self.fresh(f"{kname}_f")
+        scope = [Var(f"p{i}", p) for i, p in enumerate(params)]
+        lines = [
+            "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);"
+        ]
+        self.block(lines, scope, 1, uniform=False, in_loop=None, indent=1, pure=True)
+        lines.append(f"    return {self.expr(ret, scope, 3)};")
+        attr = "__attribute__((noinline)) " if self.chance(0.4) else ""
+        sig = ", ".join(
+            ["__global const uint *in"] + [f"{p.name} p{i}" for i, p in enumerate(params)]
+        )
+        self.kernel_helpers.append((name, ret, params))
+        return f"static {attr}{ret.name} {name}({sig})\n{{\n" + "\n".join(lines) + "\n}\n"
+
+    def make_barrier_helper(self, kname: str, lm_ty: Ty, wg: int) -> str:
+        """A helper with barriers, called from several sites (issue 12 item 1)."""
+        name = self.fresh(f"{kname}_sync")
+        if "barrier_helper" in self.workarounds:
+            attr = "inline __attribute__((always_inline))"
+        else:
+            attr = "__attribute__((noinline))"
+        self.barrier_helpers.append(name)
+        t = lm_ty.name
+        return (
+            f"static {attr} {t} {name}(__local {t} *lm, {t} v, uint lid, uint off)\n{{\n"
+            f"    barrier(CLK_LOCAL_MEM_FENCE);\n"
+            f"    lm[lid] = v;\n"
+            f"    barrier(CLK_LOCAL_MEM_FENCE);\n"
+            f"    return lm[(lid + off) % {wg}U];\n}}\n"
+        )
+
+    # ------------------------------------------------------------- statements
+    def observe(self, v: Var) -> str:
+        ty = v.ty
+        comps = [v.name] if ty.n == 1 else [f"{v.name}.s{i:x}" for i in range(ty.n)]
+        if v.kind == "array":
+            comps = [f"{v.name}[{i}]" for i in range(v.size)]
+            if ty.n > 1:
+                comps = [f"{c}.s{j:x}" for c in comps for j in range(ty.n)]
+        out = []
+        for c in comps:
+            if ty.base == "float":
+                c = f"fbits({c})"
+            elif ty.base == "double":
+                c = f"dbits({c})"
+            out.append(f"h = hmix(h, (ulong){c});")
+        return " ".join(out)
+
+    def block(
+        self,
+        lines: list[str],
+        scope: list[Var],
+        depth: int,
+        uniform: bool,
+        in_loop: str | None,
+        indent: int,
+        pure: bool = False,
+    ) -> None:
+        pad = "    " * indent
+        declared: list[Var] = []
+        local_scope = list(scope)
+        for _ in range(self.rng.randint(1, self.stmts)):
+            r = self.rng.random()
+            assignable = [v for v in local_scope if v.kind in ("var", "array")]
+            if r < 0.3 or not assignable:
+                ty = self.rand_type()
+                v = Var(self.fresh("v"), ty)
+                lines.append(f"{pad}{ty.name} {v.name} = {self.expr(ty, local_scope, self.depth)};")
+                local_scope.append(v)
+                declared.append(v)
+            elif r < 0.45:
+                v = self.pick(assignable)
+                if v.kind == "array":
+                    idx = f"{self.index_expr(local_scope)} & {v.size - 1}U"
+                    lines.append(f"{pad}{v.name}[{idx}] = {self.expr(v.ty, local_scope, 2)};")
+                else:
+                    lines.append(f"{pad}{v.name} = {self.expr(v.ty, local_scope, self.depth)};")
+            elif r < 0.52 and not pure:
+                lines.append(pad + self.observe(self.pick(assignable)))
+            elif r < 0.6 and depth > 0:
+                # an if on a uniform condition keeps barriers legal in its branches
+                uni = uniform and self.chance(0.4)
+                cond = self.uniform_condition() if uni else self.condition(local_scope, 2)
+                lines.append(f"{pad}if ({cond}) {{")
+                self.block(lines, local_scope, depth - 1, uni, in_loop, indent + 1, pure)
+                if self.chance(0.5):
+                    lines.append(f"{pad}}} else {{")
+                    self.block(lines, local_scope, depth - 1, uni, in_loop, indent + 1, pure)
+                lines.append(f"{pad}}}")
+            elif r < 0.7 and depth > 0:
+                self.loop(lines, local_scope, depth, uniform, indent, pure)
+            elif r < 0.78 and depth > 0:
+                self.switch(lines, local_scope, depth, in_loop, indent, pure)
+            elif r < 0.84:
+                ty = self.rand_type(allow_vec=self.chance(0.2))
+                size = self.pick((2, 4, 8, 16))
+                a = Var(self.fresh("a"), ty, "array", size)
+                q = self.fresh("q")
+                qv = Var(q, Ty("int"), "loop")
+                lines.append(f"{pad}{ty.name} {a.name}[{size}];")
+                lines.append(f"{pad}for (int {q} = 0; {q} < {size}; {q}++)")
+                lines.append(f"{pad}    {a.name}[{q}] = {self.expr(ty, local_scope + [qv], 2)};")
+                local_scope.append(a)
+                declared.append(a)
+            elif r < 0.9 and in_loop == "divergent":
+                # only in a loop whose body is not work-group uniform: a break there can
+                # never skip a barrier
+                jump = self.pick(("break", "continue"))
+                lines.append(f"{pad}if ({self.condition(local_scope, 1)}) {jump};")
+            elif r < 0.95 and not pure and uniform and self.lm is not None:
+                self.local_exchange(lines, local_scope, indent, declared)
+            elif not pure:
+                self.atomic(lines, local_scope, indent, uniform)
+        if not pure:
+            for v in declared:
+                if self.chance(0.7):
+                    lines.append(pad + self.observe(v))
+
+    def uniform_condition(self) -> str:
+        r = self.rng.random()
+        if r < 0.4:
+            return f"(grp & {self.rng.randint(1, 3)}U) != 0"
+        if r < 0.8:
+            word, mask = self.rng.randrange(IN_WORDS), self.rng.randint(1, 15)
+            return f"(in[{word}] & {mask}U) > {self.rng.randint(0, 8)}U"
+        return self.pick(("1", "0"))
+
+    def loop(self, lines, scope, depth, uniform, indent, pure) -> None:
+        pad = "    " * indent
+        i = self.fresh("i")
+        lv = Var(i, Ty("int"), "loop")
+        if self.chance(0.5):
+            bound = str(self.rng.randint(0, 6))
+            body_uniform = uniform
+        else:
+            bound = f"(int)(in[{self.in_index()}] % 5U)"
+            body_uniform = False
+        is_while = self.chance(0.3)
+        if is_while:
+            # a while loop whose counter is stepped first, so `continue` cannot skip it
+            lines.append(f"{pad}{{ int {i} = 0;")
+            lines.append(f"{pad}while ({i} < {bound}) {{")
+            lines.append(f"{pad}    {i}++;")
+        else:
+            lines.append(f"{pad}for (int {i} = 0; {i} < {bound}; {i}++) {{")
+        loop_kind = "uniform" if body_uniform else "divergent"
+        self.block(lines, scope + [lv], depth - 1, body_uniform, loop_kind, indent + 1, pure)
+        lines.append(f"{pad}}}" + (" }" if is_while else ""))
+
+    def switch(self, lines, scope, depth, in_loop, indent, pure) -> None:
+        pad = "    " * indent
+        base = self.pick(INT_BASES)
+        sel = self.expr(Ty(base), scope, 2)
+        lo, hi = int_range(base)
+        n = self.rng.randint(1, 6)
+        if self.chance(0.5):  # dense: consecutive labels from a small start
+            start = self.rng.randint(max(lo, -3), 3) if signed(base) else self.rng.randint(0, 3)
+            labels = list(range(start, start + n))
+            sel = f"({base})({sel} % {int_literal(base, n + 2) if BITS[base] >= 32 else n + 2})"
+            if BITS[base] < 32:
+                sel = f"(({base})((int){sel}))"
+        else:  # sparse
+            labels = sorted({self.int_value(base) for _ in range(n)})
+        self.features.add("switch")
+        lines.append(f"{pad}switch ({sel}) {{")
+        k = 0
+        while k < len(labels):
+            group = labels[k : k + self.rng.randint(1, 2)]
+            k += len(group)
+            for lab in group:
+                lines.append(f"{pad}case {int_literal(base, lab)}:")
+            # braces: a declaration cannot follow a label, nor may a jump skip one
+            lines.append(f"{pad}  {{")
+            self.block(lines, scope, depth - 1, False, in_loop, indent + 1, pure)
+            lines.append(f"{pad}  }}")
+            if self.chance(0.7):
+                lines.append(f"{pad}    break;")
+        if self.chance(0.6):
+            lines.append(f"{pad}default: {{")
+            self.block(lines, scope, depth - 1, False, in_loop, indent + 1, pure)
+            lines.append(f"{pad}  }}")
+        lines.append(f"{pad}}}")
+
+    def local_exchange(self, lines, scope, indent, declared, helper: str | None = None) -> None:
+        """Work-items exchange values through __local memory (uniform control flow only)."""
+        pad = "    " * indent
+        lm_ty, wg = self.lm
+        v = Var(self.fresh("x"), lm_ty)
+        value = self.expr(lm_ty, scope, 2)
+        off = self.rng.randint(1, wg - 1) if wg > 1 else 0
+        self.features.add("local")
+        if helper or (self.barrier_helpers and self.chance(0.6)):
+            fn = helper or self.pick(self.barrier_helpers)
+            self.barrier_calls[fn] = self.barrier_calls.get(fn, 0) + 1
+            self.features.add("barrier_helper")
+            lines.append(f"{pad}{lm_ty.name} {v.name} = {fn}(lm, {value}, lid, {off}U);")
+        else:
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}lm[lid] = {value};")
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
+            idx = self.pick((f"(lid + {off}U) % {wg}U", f"{wg - 1}U - lid"))
+            lines.append(f"{pad}{lm_ty.name} {v.name} = lm[{idx}];")
+        scope.append(v)
+        declared.append(v)
+
+    def atomic(self, lines, scope, indent, uniform) -> None:
+        pad = "    " * indent
+        if uniform and self.chance(0.5):
+            # __local atomics: initialize, combine, read back the deterministic total
+            self.features.add("local_atomic")
+            t = self.pick(("int", "uint"))
+            op = self.pick(("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec"))
+            slot = "la" if t == "int" else "lu"
+            init = self.int_value(t)
+            arg = "" if op in ("inc", "dec") else f", {self.expr(Ty(t), scope, 2)}"
+            cond = self.condition(scope, 1) if self.chance(0.4) else None
+            call = f"atomic_{op}(&{slot}[0]{arg});"
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}if (lid == 0) {slot}[0] = {int_literal(t, init)};")
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}{'if (' + cond + ') ' if cond else ''}{call}")
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}h = hmix(h, (ulong){slot}[0]);")
+            return
+        if self.gat_next >= GAT_SLOTS:
+            return
+        # global atomics: one operation kind per slot, so the final value is order-free
+        self.features.add("global_atomic")
+        slot = self.gat_next
+        self.gat_next += 1
+        op = self.pick(("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec"))
+        arg = "" if op in ("inc", "dec") else f", {self.expr(Ty('uint'), scope, 2)}"
+        lines.append(f"{pad}atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});")
+
+    # --------------------------------------------------------------- kernels
+    def kernel(self, index: int) -> Kernel:
+        wg = self.pick((4, 8, 16))
+        k = Kernel(f"k{index}", wg, wg * self.pick((1, 2, 4)))
+        self.features: set[str] = set()
+        self.kernel_helpers: list = []
+        self.barrier_helpers: list[str] = []
+        self.barrier_calls: dict[str, int] = {}
+        self.gat_next = 0
+        lm_base = self.pick(("uint", "int", "short", "uchar", "long", "float", "ulong"))
+        self.lm = (Ty(lm_base), wg) if self.chance(0.6) else None
+        if self.lm:
+            k.local_decls.append(f"__local {lm_base} lm[{wg}];")
+        k.local_decls.append("__local int la[1];")
+        k.local_decls.append("__local uint lu[1];")
+        for _ in range(self.rng.randint(0, 1)):
+            k.helpers.append(self.make_helper(k.name))
+        if self.lm and self.chance(0.5):
+            k.helpers.append(self.make_barrier_helper(k.name, *self.lm))
+        nseg = self.rng.randint(1, self.nseg)
+        for j in range(nseg):
+            lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
+            self.block(lines, [], self.nest, True, None, 2)
+            if j == nseg - 1:
+                # every barrier helper is called from two sites at least (issue 12 item 1)
+                for fn in self.barrier_helpers:
+                    while self.barrier_calls.get(fn, 0) < 2:
+                        made: list[Var] = []
+                        self.local_exchange(lines, [], 2, made, helper=fn)
+                        lines.append("        " + self.observe(made[0]))
+            lines.append(f"    out[gid * {nseg}U + {j}U] = h;")
+            lines.append("    }")
+            k.segments.append("\n".join(lines))
+        k.features = set(self.features)
+        if any(c >= 2 for c in self.barrier_calls.values()):
+            k.features.add("barrier_helper_multi")
+        return k
+
+
+def generate(
+    seed: int, count: int, workarounds: frozenset[str] = frozenset(), size: str = "normal"
+) -> Batch:
+    """``count`` kernels from ``seed``; equal seeds (and sizes) give equal programs."""
+    g = Generator(seed, workarounds, size)
+    kernels = [g.kernel(i) for i in range(count)]
+    return Batch(seed, kernels, g.defs, workarounds, size)
