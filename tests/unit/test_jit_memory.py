@@ -23,6 +23,7 @@ import pytest
 import spirvjit
 from spirvjit.backends.cpu import codegen, opt_worker
 from spirvjit.errors import CompileError
+from spirvjit.translate.kernel_ir import parse_ir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,9 +120,7 @@ def test_child_failure_is_a_compile_error() -> None:
     with pytest.raises(CompileError, match="LLVM failed to optimize"):
         codegen._worker.optimize(b"not bitcode", target)
     # and the child still serves the next request
-    module = codegen.parse(
-        f'target triple = "{target.triple}"\ndefine void @f() {{ ret void }}\n', "f"
-    )
+    module = parse_ir(f'target triple = "{target.triple}"\ndefine void @f() {{ ret void }}\n', "f")
     assert codegen._worker.optimize(module.as_bitcode(), target)
 
 
