@@ -202,3 +202,12 @@ def test_amd_uniform_launches_skip_the_partial_group_size():
     grid_size = re.compile(r"s_load_dword s\d+, s\[0:1\], 0xc")
     assert grid_size.search(generic) and "v_cmp_lt_u64" in generic
     assert not grid_size.search(uniform) and "v_cmp_lt_u64" not in uniform
+
+
+@pytest.mark.parametrize("target", ["gfx942", "sm_90"])
+def test_math_links_the_device_library_in_the_kernels_context(target):
+    # Kernels are parsed into LLVM contexts of their own; the device library parsed in
+    # another one made LLVM abort the process ("replaceAllUses ... different type").
+    source = "kernel void f(global float* a) { size_t i = get_global_id(0); a[i] = sin(a[i]); }"
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target(target))
+    assert program.object_code("f")[0]

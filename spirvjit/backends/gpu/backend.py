@@ -139,7 +139,10 @@ class GpuBackend(Backend):
         if missing:
             if library is None:
                 raise devicelib.missing_library(missing[0], target.name, self.library_hint)
-            module.link_in(devicelib.library_module(library, target.triple, module.data_layout))
+            linked = devicelib.library_module(
+                library, target.triple, module.data_layout, module._context
+            )
+            module.link_in(linked)
         for fn in module.functions:
             if not fn.is_declaration and fn.name != symbol:
                 fn.linkage = "internal"

@@ -122,9 +122,14 @@ def _trimmed_bitcode(library: DeviceLibrary, triple: str, data_layout: str) -> b
         return module.as_bitcode()
 
 
-def library_module(library: DeviceLibrary, triple: str, data_layout: str) -> llvm.ModuleRef:
-    """A fresh copy of the trimmed library, to link into one kernel's module."""
-    return llvm.parse_bitcode(_trimmed_bitcode(library, triple, data_layout))
+def library_module(
+    library: DeviceLibrary, triple: str, data_layout: str, context=None
+) -> llvm.ModuleRef:
+    """A fresh copy of the trimmed library, to link into one kernel's module: parsed in
+    that module's LLVM ``context`` (kernels are parsed into contexts of their own, and
+    linking across contexts breaks LLVM's type uniquing)."""
+    bitcode = _trimmed_bitcode(library, triple, data_layout)
+    return llvm.parse_bitcode(bitcode, context=context) if context else llvm.parse_bitcode(bitcode)
 
 
 def math_calls(module: ir.Module) -> list[ir.Function]:
