@@ -34,6 +34,10 @@ VECTOR_SIZES = (2, 3, 4, 8, 16)
 # Larger arrays are refused: nothing on the host needs them, and a null constant or a
 # private array of 2**32 elements would exhaust memory while translating.
 MAX_ARRAY_LENGTH = 1 << 24
+# How clang-22 spells HIP's ``extern __shared__`` arrays: T[0xFFFFFFFF] in Workgroup
+# storage, rewritten into dynamic shared memory (translate/dynamic_shared.py). Such an
+# array counts as size 0, like a runtime array.
+UNSIZED_LENGTH = 0xFFFFFFFF
 MAX_TYPE_BYTES = 1 << 32
 MAX_ALIGNMENT = 1 << 16
 INT_WIDTHS = (8, 16, 32, 64)
@@ -222,7 +226,7 @@ class _Validator:
         value = length.operands[0]
         if length_type.operands[1] and value >> (length_type.operands[0] - 1):
             value = -1  # negative
-        if not 1 <= value <= MAX_ARRAY_LENGTH:
+        if not 1 <= value <= MAX_ARRAY_LENGTH and value != UNSIZED_LENGTH:
             raise self.error(inst, f"array length {value} (1 to {MAX_ARRAY_LENGTH})")
 
     def size(self, type_id: int) -> int:
@@ -240,7 +244,8 @@ class _Validator:
         elif op == "OpTypeVector":
             size = self.size(ops[0]) * (4 if ops[1] == 3 else ops[1])
         elif op == "OpTypeArray":
-            size = self.size(ops[0]) * self.defs[ops[1]].operands[0]
+            length = self.defs[ops[1]].operands[0]
+            size = 0 if length == UNSIZED_LENGTH else self.size(ops[0]) * length
         elif op == "OpTypeStruct":
             size = sum(self.size(m) for m in ops)
         elif op == "OpTypeRuntimeArray" or op == "OpTypeVoid":
