@@ -132,8 +132,8 @@ class ArgumentPacker:
         # A GPU's packer takes GPU memory (__cuda_array_interface__) as it is, by address;
         # the host CPU's refuses it (host_array says why).
         self._device_memory = device_memory
-        # None for a buffer (a NULL pointer) is accepted only in checked mode, where a
-        # dereference is reported instead of crashing the process.
+        # None for a buffer is NULL; in checked mode (allow_null) a dereference of it is
+        # reported as a LaunchError.
         self.allow_null = allow_null
         self._packers = [self._packer(spec) for spec in signature.args]
         self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
@@ -274,14 +274,10 @@ class ArgumentPacker:
 
         def pack_buffer(value):
             if value is None:
-                if self.allow_null:
-                    return ctypes.c_void_p(0)
-                raise self._error(
-                    spec,
-                    "None (a NULL pointer) is accepted only in checked mode: pass an array, "
-                    "or launch with check=True (SPIRVJIT_CHECK=1) to have a dereference "
-                    "reported instead of crashing the process",
-                )
+                # NULL, as OpenCL allows (kernels test optional buffers: `if (bias)`).
+                # A kernel that dereferences it faults: the crash report names it and
+                # suggests check=True, where the dereference is a LaunchError.
+                return ctypes.c_void_p(0)
             if self._device_memory and not isinstance(value, np.ndarray):
                 found = device_buffer(value)
                 if found is not None:

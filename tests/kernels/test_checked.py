@@ -115,9 +115,9 @@ def test_correct_launches_run_unchanged_when_checked(prog):
 
 
 def test_null_buffer(prog):
+    # None is NULL, as OpenCL allows (an optional buffer the kernel tests); dereferencing
+    # it is reported in checked mode (unchecked: the crash report, tested below).
     a = np.ones(8, np.float32)
-    refused = _error(lambda: prog.shift(a, None, 0, global_size=8))
-    assert "argument 1" in refused and "check=True" in refused
     message = _error(lambda: prog.shift(a, None, 0, global_size=8, check=True))
     assert "NULL dereference: write of 4 bytes" in message
     assert "through argument 1 'b', given None" in message
