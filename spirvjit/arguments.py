@@ -125,16 +125,11 @@ class ArgumentPacker:
     only the checks and conversions its argument types need.
     """
 
-    def __init__(
-        self, signature: KernelSignature, device_memory: bool = False, allow_null: bool = False
-    ):
+    def __init__(self, signature: KernelSignature, device_memory: bool = False):
         self.signature = signature
         # A GPU's packer takes GPU memory (__cuda_array_interface__) as it is, by address;
         # the host CPU's refuses it (host_array says why).
         self._device_memory = device_memory
-        # None for a buffer is NULL; in checked mode (allow_null) a dereference of it is
-        # reported as a LaunchError.
-        self.allow_null = allow_null
         self._packers = [self._packer(spec) for spec in signature.args]
         self._slots_type = ctypes.c_void_p * max(1, len(signature.args))
         self._dynamic_local = any(spec.kind == "local" for spec in signature.args)

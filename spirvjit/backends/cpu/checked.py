@@ -34,7 +34,7 @@ class CheckedCpuKernel(CpuKernel):
 
     def __init__(self, code, signature, origin: str, times, program):
         super().__init__(code, signature, origin, times)
-        self._packer = ArgumentPacker(signature, allow_null=True)
+        self._packer = ArgumentPacker(signature)
         self._module = program.module
 
     def launch(
