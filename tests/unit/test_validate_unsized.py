@@ -172,3 +172,54 @@ def test_mutated_hip_module_with_unsized_array_elsewhere_is_refused(storage) -> 
         bytes(spirv),
         rf"pointer type %{mutated[0].result_id} in {storage.name} storage to the unsized array",
     )
+
+
+SPECIALIZED = """
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "k"
+               OpDecorate %len SpecId 7
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+     %uint_0 = OpConstant %uint 0
+     %uint_3 = OpConstant %uint 3
+        %len = OpSpecConstant %uint 4
+        %arr = OpTypeArray %uint %len
+     %ptr_fn = OpTypePointer Function %arr
+   %ptr_fn_u = OpTypePointer Function %uint
+   %ptr_uint = OpTypePointer CrossWorkgroup %uint
+     %kernty = OpTypeFunction %void %ptr_uint
+          %k = OpFunction %void None %kernty
+          %p = OpFunctionParameter %ptr_uint
+      %entry = OpLabel
+          %a = OpVariable %ptr_fn Function
+          %e = OpInBoundsAccessChain %ptr_fn_u %a %uint_0
+               OpStore %e %uint_3
+          %v = OpLoad %uint %e
+               OpStore %p %v
+               OpReturn
+               OpFunctionEnd
+"""
+
+
+def test_array_length_from_a_spec_constant_is_checked_after_specialization(
+    tmp_path: Path,
+) -> None:
+    """The validator sees the default length (4); a launch-time value of 0xFFFFFFFF made a
+    private array of 2**32 elements, and 0 one of none: both ran before."""
+    spirv_as = shutil.which("spirv-as")
+    if spirv_as is None:
+        pytest.skip("spirv-as is not installed")
+    source, binary = tmp_path / "m.spvasm", tmp_path / "m.spv"
+    source.write_text(SPECIALIZED)
+    subprocess.run([spirv_as, "--target-env", "spv1.2", str(source), "-o", str(binary)], check=True)
+    data = binary.read_bytes()
+    out = np.zeros(1, np.uint32)
+    spirvjit.Program(data, spec_constants={7: 1 << 24}).k(out, global_size=1)
+    assert out[0] == 3
+    for length in (0xFFFFFFFF, 0, (1 << 24) + 1):
+        program = spirvjit.Program(data, spec_constants={7: length})
+        with pytest.raises(SpirvError, match=f"array length {length} after specialization"):
+            program.kernel("k").compile()
