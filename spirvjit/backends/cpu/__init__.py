@@ -122,8 +122,8 @@ class CpuBackend(Backend):
     def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
         return self.load(program, kernel, device, check=True)
 
-    def _data_library(self, program) -> str | None:
-        """The name of ``program``'s data library, linked on first use (None: no data)."""
+    def _data_library(self, program) -> codegen.DataLibrary | None:
+        """``program``'s data library, linked on first use (None: no data)."""
         if not program.has_mutable_globals:
             return None
         with self._lock:
@@ -138,14 +138,14 @@ class CpuBackend(Backend):
                     codegen.emit_object(data, program.target),
                     [g.name for g in translation.mutable_globals],
                 )
-            return found[1]
+            return found
 
     def data_address(self, program, symbol: str) -> int:
         """The address of ``program``'s writable program-scope variable ``symbol`` in this
         process (its data library is linked if it was not yet): device_globals.py."""
         self._data_library(program)
         with self._lock:
-            return self._data[program][0][symbol]
+            return self._data[program][symbol]
 
     def allocate(self, device: Device, nbytes: int) -> int:
         buffer = np.zeros(max(1, nbytes) + 64, np.uint8)
