@@ -9,8 +9,9 @@ v5 implicit arguments (sizes read from them), ``s_barrier`` (``amdgcn_barriers.p
 turns it into OpControlBarrier first), the bit-field built-ins (``ubfe``, ``sbfe``,
 ``alignbit``) and the wavefront built-ins (``ballot``, ``ds_bpermute``, ``readlane``,
 ``readfirstlane``, ``mbcnt``, ``wavefrontsize``, ``wave_barrier``: ``wavefront.py``:
-all on NVIDIA, only ``mbcnt`` and ``wavefrontsize`` on the host CPU). A kernel that
-calls anything else fails to compile, naming the HIP-level built-in.
+all on NVIDIA as warp instructions, on the host CPU by running a wavefront's lanes in
+lock step). A kernel that calls anything else (``ds_swizzle``, DPP, ...) fails to
+compile, naming the HIP-level built-in.
 """
 
 from __future__ import annotations

@@ -17,6 +17,14 @@ Preparation happens on the SPIR-V, before translation:
 3. Values that may be live across a barrier are found (``crossing_values``); the
    translator keeps them in the work-item's frame (per-work-item memory),
    together with every function-scope variable.
+
+AMD wavefront operations (HIP's ``__ballot``, ``__shfl*``, ...) are synchronization
+points too, at wavefront granularity (``wavefront.py``): each call is split twice. The
+block before it ends with a *gather* (the work-item stores its operand in its lane's
+slot and returns), the call itself runs alone in a block that ends with a *sync* (the
+work-item computes its result from the slots of its wavefront's lanes that gathered
+there, then returns again, so that no lane overwrites its slot before every lane has
+read the slots), and the code after it resumes in a third block.
 """
 
 from __future__ import annotations
@@ -25,11 +33,23 @@ import itertools
 from dataclasses import dataclass, field, replace
 
 from ..errors import SpirvError
-from ..spirv.grammar import Op, Scope
+from ..spirv.grammar import Decoration, LinkageType, Op, Scope
 from ..spirv.module import Block, Function, Instruction, Module
 
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
 _BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
+# Synthetic instructions of a split wavefront operation (handled in wavefront.py).
+WAVE_GATHER = "SpirvjitWaveGather"  # operands: the value the lane contributes, if any
+WAVE_SYNC = "SpirvjitWaveSync"
+# The AMD built-ins (imported as spirv.llvm_amdgcn_<name>[_type]) that exchange values
+# between the lanes of a wavefront, with the operand each lane contributes (None: none).
+WAVE_OPS = {"ballot": 0, "ds_bpermute": 1, "readlane": 0, "readfirstlane": 0}
+WAVE_OPS_NO_DATA = frozenset({"wave_barrier"})
+_AMDGCN_PREFIX = "spirv.llvm_amdgcn_"
+# State numbers of wavefront operations: the gather of the j-th operation (in block
+# order) resumes at WAVE_STATE_BASE + 2j (computing the result), its sync at the next
+# number. Barriers keep 1, 2, ...; the scheduler releases pending gathers lowest first.
+WAVE_STATE_BASE = 1 << 20
 
 
 @dataclass
@@ -42,6 +62,35 @@ class SteppedKernel:
     continuations: dict[int, int]
     states: dict[int, int]  # continuation label -> state number (1, 2, ...)
     crossing: set[int] = field(default_factory=set)
+    # labels of the blocks that compute a wavefront operation's result (gather states)
+    gathers: set[int] = field(default_factory=set)
+
+
+def wave_op_imports(module: Module) -> dict[int, str]:
+    """Imported AMD wavefront built-ins: function id -> built-in (``ballot_i64``)."""
+    found = {}
+    for fn in module.functions:
+        if fn.blocks:
+            continue
+        for deco in module.decorations_of(fn.id, Decoration.LinkageAttributes):
+            name = deco.operands[0]
+            if deco.operands[-1] != LinkageType.Import or not isinstance(name, str):
+                continue
+            if not name.startswith(_AMDGCN_PREFIX):
+                continue
+            builtin = name[len(_AMDGCN_PREFIX) :]
+            base = builtin.rsplit("_", 1)[0] if builtin[-4:] in ("_i32", "_i64") else builtin
+            if base in WAVE_OPS or base in WAVE_OPS_NO_DATA:
+                found[fn.id] = base
+    return found
+
+
+def _wave_gather(module: Module, call: Instruction, waves: dict[int, str]) -> Instruction:
+    """The gather that precedes wavefront operation ``call``."""
+    index = WAVE_OPS.get(waves[call.operands[0]])
+    operands = [] if index is None else [call.operands[1 + index]]
+    kinds = ("IdRef",) * len(operands)
+    return Instruction(-1, WAVE_GATHER, None, None, operands, kinds, call.offset)
 
 
 def is_group_barrier(module: Module, inst: Instruction) -> bool:
@@ -62,16 +111,19 @@ def is_group_barrier(module: Module, inst: Instruction) -> bool:
 
 
 def functions_with_barriers(module: Module) -> set[int]:
-    """Ids of the functions that execute a work-group OpControlBarrier, directly or
-    through calls."""
+    """Ids of the functions that execute a work-group OpControlBarrier or an AMD
+    wavefront operation, directly or through calls."""
     direct: set[int] = set()
     callers: dict[int, set[int]] = {}
+    waves = wave_op_imports(module)
     for fn in module.functions:
         for block in fn.blocks:
             for inst in block.instructions:
                 if is_group_barrier(module, inst):
                     direct.add(fn.id)
                 elif inst.opname == "OpFunctionCall":
+                    if inst.operands[0] in waves:
+                        direct.add(fn.id)  # a wavefront synchronization point
                     callers.setdefault(inst.operands[0], set()).add(fn.id)
     found, pending = set(direct), list(direct)
     while pending:
@@ -209,15 +261,33 @@ def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:
     return Block(block.label_id, changed, block.offset)
 
 
-def split_at_barriers(module: Module, fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
+def split_at_barriers(
+    module: Module, fn: Function, ids: _Ids, gathers: set[int] | None = None
+) -> tuple[Function, dict[int, int]]:
     """Ends a block at each OpControlBarrier; returns the new function and, per barrier
-    (by the label of the block it now ends), the label of the block that resumes after it."""
+    (by the label of the block it now ends), the label of the block that resumes after it.
+    A wavefront operation becomes gather, call and sync (module docstring); the labels
+    of the blocks holding the calls go to ``gathers``."""
     blocks: list[Block] = []
     continuations: dict[int, int] = {}
     renamed: dict[int, int] = {}
+    waves = wave_op_imports(module)
     for block in fn.blocks:
         label, current = block.label_id, []
         for inst in block.instructions:
+            if inst.opname == "OpFunctionCall" and inst.operands[0] in waves:
+                current.append(_wave_gather(module, inst, waves))
+                compute = ids.fresh()
+                continuations[label] = compute
+                blocks.append(Block(label, current, block.offset))
+                sync = Instruction(-1, WAVE_SYNC, None, None, [], (), inst.offset)
+                resume = ids.fresh()
+                continuations[compute] = resume
+                blocks.append(Block(compute, [inst, sync], block.offset))
+                if gathers is not None:
+                    gathers.add(compute)
+                label, current = resume, []
+                continue
             current.append(inst)
             if is_group_barrier(module, inst):
                 resume = ids.fresh()
@@ -236,7 +306,9 @@ def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
     last = block.instructions[-1] if block.instructions else None
     if last is None:
         return []
-    if last.opname == "OpControlBarrier" and block.label_id in continuations:
+    if last.opname in ("OpControlBarrier", WAVE_GATHER, WAVE_SYNC) and (
+        block.label_id in continuations
+    ):
         return [continuations[block.label_id]]
     if last.opname == "OpBranch":
         return [last.operands[0]]
@@ -306,6 +378,17 @@ def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]
     """Inlines, splits and analyses kernel ``fn`` (which reaches a barrier) for step mode."""
     ids = _Ids(module)
     inlined = inline_calls(module, fn, with_barriers - {fn.id}, ids)
-    split, continuations = split_at_barriers(module, inlined, ids)
-    states = {label: i + 1 for i, label in enumerate(continuations.values())}
-    return SteppedKernel(split, continuations, states, crossing_values(split, continuations))
+    gathers: set[int] = set()
+    split, continuations = split_at_barriers(module, inlined, ids, gathers)
+    states: dict[int, int] = {}
+    barrier, wave = 1, WAVE_STATE_BASE
+    for block, resume in continuations.items():
+        if resume in gathers:  # a gather's continuation, then its sync's
+            states[resume] = wave
+            states[continuations[resume]] = wave + 1
+            wave += 2
+        elif block not in gathers:
+            states[resume] = barrier
+            barrier += 1
+    crossing = crossing_values(split, continuations)
+    return SteppedKernel(split, continuations, states, crossing, gathers)
