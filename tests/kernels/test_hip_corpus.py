@@ -49,6 +49,12 @@ CORPUS = [
     ("warp", "ballot_count", "__ballot, __popcll"),
     ("warp", "lane_ids", "__lane_id (mbcnt), warpSize, 2-D blocks"),
     ("warp", "bit_ops", "__popc/__clz/__ffs/__brev/__bitextract_u32/__funnelshift_r/..."),
+    ("wavefront", "block_reduce_shfl", "__shfl_down warp sums, __syncthreads, if (tid < warpSize)"),
+    ("wavefront", "half_warp_sum", "__shfl_down in if (tid < 32): inactive lanes read 0"),
+    ("wavefront", "compact_positive", "__ballot, mbcnt rank, __popcll, shared wave offsets"),
+    ("wavefront", "butterfly_allreduce", "__shfl_xor butterfly on int and double (fmax)"),
+    ("wavefront", "lane_broadcast", "readfirstlane (whole and divergent), readlane, __shfl"),
+    ("wavefront", "lane_votes", "mbcnt lane index, __any, __all, __activemask when divergent"),
     ("globals", "evaluate_poly", "__constant__ table, __device__ counter"),
     ("globals", "apply_scale", "__constant__ set from the host (hipMemcpyToSymbol role)"),
     ("structs", "particles_update", "array of structs with float3, float3 by value"),
@@ -239,6 +245,103 @@ def check_ballot_count(prog: Program, rng):
     counts = np.full(1024 // CPU_WARP, -1, np.int32)
     prog.ballot_count(x, counts, grid=4, block=256)
     np.testing.assert_array_equal(counts, (x.reshape(-1, CPU_WARP) > 0).sum(1))
+
+
+# Wavefront samples: each runs with blocks of 32 (one partial wavefront: lanes 32-63 are
+# inactive), 64, 128 and 256 work-items (several wavefronts), 3 blocks.
+WAVE_BLOCKS = (32, 64, 128, 256)
+WAVE_GRID = 3
+
+
+def wavefronts(block: int) -> list[slice]:
+    """The wavefronts of a launch of WAVE_GRID blocks of ``block``: slices of linear ids."""
+    return [
+        slice(g * block + w, g * block + min(w + CPU_WARP, block))
+        for g in range(WAVE_GRID)
+        for w in range(0, block, CPU_WARP)
+    ]
+
+
+def check_block_reduce_shfl(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.random(n, dtype=np.float32)
+        out = np.zeros(WAVE_GRID, np.float32)
+        prog.block_reduce_shfl(x, out, np.int32(n - 5), grid=WAVE_GRID, block=block)
+        x[n - 5 :] = 0  # past n: 0
+        np.testing.assert_allclose(out, x.reshape(WAVE_GRID, block).sum(1), rtol=1e-5)
+
+
+def check_half_warp_sum(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        x = rng.integers(-1000, 1000, WAVE_GRID * block).astype(np.int32)
+        out = np.zeros(WAVE_GRID, np.int32)
+        prog.half_warp_sum(x, out, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(out, x.reshape(WAVE_GRID, block)[:, :32].sum(1))
+
+
+def check_compact_positive(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        x = rng.integers(-100, 100, WAVE_GRID * block).astype(np.int32)
+        out = np.full(WAVE_GRID * block, -7, np.int32)
+        counts = np.zeros(WAVE_GRID, np.int32)
+        prog.compact_positive(x, out, counts, grid=WAVE_GRID, block=block)
+        for g, segment in enumerate(x.reshape(WAVE_GRID, block)):
+            kept = segment[segment > 0]
+            assert counts[g] == len(kept)
+            np.testing.assert_array_equal(out[g * block : g * block + len(kept)], kept)
+
+
+def check_butterfly_allreduce(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        d = rng.standard_normal(n)
+        sums, maxima = np.zeros(n, np.int32), np.zeros(n)
+        prog.butterfly_allreduce(x, d, sums, maxima, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            assert (sums[wave] == x[wave].sum()).all()
+            # A partial wavefront's shuffles of its missing lanes read 0 (0.0 as a double).
+            partial = wave.stop - wave.start < CPU_WARP
+            expected = max(d[wave].max(), 0.0) if partial else d[wave].max()
+            assert (maxima[wave] == expected).all()
+
+
+def check_lane_broadcast(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        first, odd_first, lane5, shfl3 = (np.zeros(n, np.int32) for _ in range(4))
+        prog.lane_broadcast(x, first, odd_first, lane5, shfl3, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            lo, hi = wave.start, wave.stop
+            assert (first[wave] == x[lo]).all()
+            assert (odd_first[lo:hi:2] == -1).all() and (
+                odd_first[lo + 1 : hi : 2] == x[lo + 1]
+            ).all()
+            assert (lane5[wave] == x[lo + 5]).all()
+            assert (shfl3[wave] == x[lo + 3]).all()
+
+
+def check_lane_votes(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(0, 90, n).astype(np.int32)
+        x[block + 7] = 95  # __any true in block 1's first wavefront only
+        x[2 * block + 3] = -1  # __all false in block 2's first wavefront
+        lane, votes = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        active = np.zeros(n, np.uint64)
+        prog.lane_votes(x, lane, votes, active, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(lane, np.tile(np.arange(block) % CPU_WARP, WAVE_GRID))
+        for wave in wavefronts(block):
+            expected = int((x[wave] > 90).any()) + 2 * int((x[wave] >= 0).all())
+            assert (votes[wave] == expected).all()
+            lanes = np.arange(wave.stop - wave.start)
+            tid = (wave.start % block) + lanes
+            # Only the lanes with tid % 3 == 0 are active in the branch.
+            mask = sum(1 << int(j) for j in lanes[tid % 3 == 0])
+            assert (active[wave][tid % 3 == 0] == mask).all()
+            assert (active[wave][tid % 3 != 0] == 0).all()
 
 
 def check_lane_ids(prog: Program, rng):
@@ -432,6 +535,12 @@ CHECKS = {
     "warp_reduce": check_warp_reduce,
     "ballot_count": check_ballot_count,
     "lane_ids": check_lane_ids,
+    "block_reduce_shfl": check_block_reduce_shfl,
+    "half_warp_sum": check_half_warp_sum,
+    "compact_positive": check_compact_positive,
+    "butterfly_allreduce": check_butterfly_allreduce,
+    "lane_broadcast": check_lane_broadcast,
+    "lane_votes": check_lane_votes,
     "bit_ops": check_bit_ops,
     "evaluate_poly": check_evaluate_poly,
     "apply_scale": check_apply_scale,
@@ -463,6 +572,7 @@ def _gpu_compile(sample: str, kernel: str, target: str) -> bytes:
 
 # A fixed sample in CI; the whole corpus x targets is slow (about a minute).
 _GPU_SAMPLE = {"matrixMul", "block_sum_dynamic", "warp_reduce", "math_double", "lane_ids"}
+_GPU_SAMPLE |= {"compact_positive", "lane_broadcast"}
 
 
 @pytest.mark.parametrize("target", GPU_TARGETS)
