@@ -55,6 +55,7 @@ CORPUS = [
     ("wavefront", "butterfly_allreduce", "__shfl_xor butterfly on int and double (fmax)"),
     ("wavefront", "lane_broadcast", "readfirstlane (whole and divergent), readlane, __shfl"),
     ("wavefront", "lane_votes", "mbcnt lane index, __any, __all, __activemask when divergent"),
+    ("wavefront", "syncwarp_exchange", "__syncwarp over shared memory, shuffles in uneven loops"),
     ("globals", "evaluate_poly", "__constant__ table, __device__ counter"),
     ("globals", "apply_scale", "__constant__ set from the host (hipMemcpyToSymbol role)"),
     ("structs", "particles_update", "array of structs with float3, float3 by value"),
@@ -344,6 +345,21 @@ def check_lane_votes(prog: Program, rng):
             assert (active[wave][tid % 3 != 0] == 0).all()
 
 
+def check_syncwarp_exchange(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        swapped, uneven = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        prog.syncwarp_exchange(x, swapped, uneven, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(swapped, x.reshape(-1, 2)[:, ::-1].ravel())
+        # Lanes 4k+2 and 4k+3 shuffle together for 2 iterations (each doubles the pair's
+        # sum); lane 4k+3's third, and lane 4k+1's only, read an inactive lane: 0.
+        pairs = x.reshape(-1, 4)
+        expected = pairs.copy()
+        expected[:, 2] = expected[:, 3] = 2 * (pairs[:, 2] + pairs[:, 3])
+        np.testing.assert_array_equal(uneven, expected.ravel())
+
+
 def check_lane_ids(prog: Program, rng):
     lane = np.full(2 * 128, -1, np.int32)
     size = np.zeros(2 * 128, np.int32)
@@ -541,6 +557,7 @@ CHECKS = {
     "butterfly_allreduce": check_butterfly_allreduce,
     "lane_broadcast": check_lane_broadcast,
     "lane_votes": check_lane_votes,
+    "syncwarp_exchange": check_syncwarp_exchange,
     "bit_ops": check_bit_ops,
     "evaluate_poly": check_evaluate_poly,
     "apply_scale": check_apply_scale,

@@ -105,6 +105,20 @@ __global__ void lane_votes(const int* in, int* lane, int* any_all, unsigned long
   if (tid % 3 == 0) active[i] = __activemask();
 }
 
+// Lanes exchange through shared memory, ordered by __syncwarp (wave_barrier), then a
+// loop whose trip count differs between lanes shuffles inside it.
+__global__ void syncwarp_exchange(const int* in, int* swapped, int* uneven) {
+  __shared__ int buf[256];
+  int tid = threadIdx.x;
+  int i = blockIdx.x * blockDim.x + tid;
+  buf[tid] = in[i];
+  __syncwarp();
+  swapped[i] = buf[tid ^ 1];
+  int v = in[i];
+  for (int k = 0; k < tid % 4; ++k) v += __shfl_xor(v, 1);
+  uneven[i] = v;
+}
+
 int main() {
   int n = 1 << 12, *d;
   float *f;
