@@ -56,6 +56,7 @@ CORPUS = [
     ("wavefront", "lane_broadcast", "readfirstlane (whole and divergent), readlane, __shfl"),
     ("wavefront", "lane_votes", "mbcnt lane index, __any, __all, __activemask when divergent"),
     ("wavefront", "syncwarp_exchange", "__syncwarp over shared memory, shuffles in uneven loops"),
+    ("wavefront", "wave_sum_3d", "__shfl_xor sums in 3-D blocks (lanes by linear id)"),
     ("globals", "evaluate_poly", "__constant__ table, __device__ counter"),
     ("globals", "apply_scale", "__constant__ set from the host (hipMemcpyToSymbol role)"),
     ("structs", "particles_update", "array of structs with float3, float3 by value"),
@@ -360,6 +361,16 @@ def check_syncwarp_exchange(prog: Program, rng):
         np.testing.assert_array_equal(uneven, expected.ravel())
 
 
+def check_wave_sum_3d(prog: Program, rng):
+    for block in ((8, 4, 4), (16, 2, 8), (4, 4, 2)):
+        items = block[0] * block[1] * block[2]
+        x = rng.integers(-1000, 1000, 2 * items).astype(np.int32)
+        out = np.zeros_like(x)
+        prog.wave_sum_3d(x, out, grid=2, block=block)
+        wave = min(CPU_WARP, items)  # a block of 32 is one partial wavefront
+        np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, wave).sum(1), wave))
+
+
 def check_lane_ids(prog: Program, rng):
     lane = np.full(2 * 128, -1, np.int32)
     size = np.zeros(2 * 128, np.int32)
@@ -558,6 +569,7 @@ CHECKS = {
     "lane_broadcast": check_lane_broadcast,
     "lane_votes": check_lane_votes,
     "syncwarp_exchange": check_syncwarp_exchange,
+    "wave_sum_3d": check_wave_sum_3d,
     "bit_ops": check_bit_ops,
     "evaluate_poly": check_evaluate_poly,
     "apply_scale": check_apply_scale,

@@ -517,6 +517,7 @@ def _emit_wavefront_workgroup_function(
     pending = variable(i32, ir.Constant(i32, 0), "pending")
     mask = variable(I64, ir.Constant(I64, 0), "mask")
     latest = variable(i32, finished, "latest")
+    ids = [variable(I64, ir.Constant(I64, 0), f"id{d}") for d in range(3)]
     loop = _Loop(b, items, "init")
     b.store(ir.Constant(i32, 0), state_of(loop.index))
     loop.close()
@@ -537,18 +538,28 @@ def _emit_wavefront_workgroup_function(
     b.position_at_end(step_head)
     # Run the lanes at the selected state to their next synchronization point.
     chosen = b.load(select, typ=i32)
+    # The first lane's (x, y, z) local id, then counted up lane by lane (no division).
+    b.store(b.urem(first, local_sizes[0]), ids[0])
+    b.store(b.urem(b.udiv(first, local_sizes[0]), local_sizes[1]), ids[1])
+    b.store(b.udiv(first, plane), ids[2])
     lanes = _Loop(b, b.sub(end, first), "lane")
     linear = b.add(first, lanes.index)
     here = state_of(linear)
+    x, y, z = (b.load(slot, typ=I64) for slot in ids)
     with b.if_then(b.icmp_signed("==", b.load(here, typ=i32), chosen)):
-        x = b.urem(linear, local_sizes[0])
-        y = b.urem(b.udiv(linear, local_sizes[0]), local_sizes[1])
-        z = b.udiv(linear, plane)
         for d, value in enumerate((x, y, z)):
             b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
             b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
         after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, chosen])
         b.store(after, here)
+    one = ir.Constant(I64, 1)
+    next_x = b.add(x, one)
+    row_done = b.icmp_unsigned("==", next_x, local_sizes[0])
+    next_y = b.add(y, b.zext(row_done, I64))
+    plane_done = b.icmp_unsigned("==", next_y, local_sizes[1])
+    b.store(b.select(row_done, ir.Constant(I64, 0), next_x), ids[0])
+    b.store(b.select(plane_done, ir.Constant(I64, 0), next_y), ids[1])
+    b.store(b.add(z, b.zext(plane_done, I64)), ids[2])
     lanes.close()
     # A gather just released: its lanes now wait at the sync right after it.
     after_gather = fn.append_basic_block("wave.resume")

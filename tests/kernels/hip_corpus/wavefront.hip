@@ -119,6 +119,15 @@ __global__ void syncwarp_exchange(const int* in, int* swapped, int* uneven) {
   uneven[i] = v;
 }
 
+// 3-D blocks: lanes follow the linear thread id (x fastest), as AMD fills wavefronts.
+__global__ void wave_sum_3d(const int* in, int* out) {
+  int t = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  int i = blockIdx.x * blockDim.x * blockDim.y * blockDim.z + t;
+  int v = in[i];
+  for (int mask = 1; mask < warpSize; mask *= 2) v += __shfl_xor(v, mask);
+  out[i] = v;
+}
+
 int main() {
   int n = 1 << 12, *d;
   float *f;
