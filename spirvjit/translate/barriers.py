@@ -374,6 +374,39 @@ def crossing_values(fn: Function, continuations: dict[int, int]) -> set[int]:
     return crossing
 
 
+def _wave_order(fn: Function, continuations: dict[int, int], gathers: set[int]) -> list[int]:
+    """The wavefront operations (their compute blocks) in the order the scheduler releases
+    them, lowest state first, when lanes of one wavefront wait at several.
+
+    An operation that can reach another but not be reached from it comes first: lanes
+    waiting at the later one (past a loop, after an if) must wait for the lanes still
+    on their way there, so that they exchange values together, as a GPU reconverges.
+    Operations in one loop reach one another; block order decides among them."""
+    succ = {b.label_id: _successors(b, continuations) for b in fn.blocks}
+    order = [b.label_id for b in fn.blocks if b.label_id in gathers]
+    reach: dict[int, set[int]] = {}
+    for start in order:
+        seen: set[int] = set()
+        pending = list(succ[start])
+        while pending:
+            label = pending.pop()
+            if label not in seen:
+                seen.add(label)
+                pending.extend(succ.get(label, ()))
+        reach[start] = seen & gathers
+
+    def before(a: int, b: int) -> bool:
+        return b in reach[a] and a not in reach[b]
+
+    ranked: list[int] = []
+    left = list(order)
+    while left:
+        first = next(g for g in left if not any(before(h, g) for h in left if h != g))
+        ranked.append(first)
+        left.remove(first)
+    return ranked
+
+
 def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]) -> SteppedKernel:
     """Inlines, splits and analyses kernel ``fn`` (which reaches a barrier) for step mode."""
     ids = _Ids(module)
@@ -381,14 +414,13 @@ def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]
     gathers: set[int] = set()
     split, continuations = split_at_barriers(module, inlined, ids, gathers)
     states: dict[int, int] = {}
-    barrier, wave = 1, WAVE_STATE_BASE
+    barrier = 1
     for block, resume in continuations.items():
-        if resume in gathers:  # a gather's continuation, then its sync's
-            states[resume] = wave
-            states[continuations[resume]] = wave + 1
-            wave += 2
-        elif block not in gathers:
+        if resume not in gathers and block not in gathers:
             states[resume] = barrier
             barrier += 1
+    for rank, compute in enumerate(_wave_order(split, continuations, gathers)):
+        states[compute] = WAVE_STATE_BASE + 2 * rank  # then its sync's continuation
+        states[continuations[compute]] = WAVE_STATE_BASE + 2 * rank + 1
     crossing = crossing_values(split, continuations)
     return SteppedKernel(split, continuations, states, crossing, gathers)

@@ -307,6 +307,15 @@ def check_butterfly_allreduce(prog: Program, rng):
             partial = wave.stop - wave.start < CPU_WARP
             expected = max(d[wave].max(), 0.0) if partial else d[wave].max()
             assert (maxima[wave] == expected).all()
+    # Work-groups of 128 with a last one of 72 (global size 200): wavefronts of 64, 64,
+    # 64 and 8 work-items.
+    x = np.arange(1, 201, dtype=np.int32)
+    sums, maxima = np.zeros(200, np.int32), np.zeros(200)
+    prog.butterfly_allreduce(x, np.zeros(200), sums, maxima, global_size=200, local_size=128)
+    bounds = ((0, 64), (64, 128), (128, 192), (192, 200))
+    np.testing.assert_array_equal(
+        sums, np.concatenate([[x[a:b].sum()] * (b - a) for a, b in bounds])
+    )
 
 
 def check_lane_broadcast(prog: Program, rng):
