@@ -19,8 +19,9 @@ least once), so every target reports 32 or 64:
   lane stores its operand in its slot of the frame and returns; the work-group
   function (``backends/cpu/abi.py``) runs the other lanes of the wavefront to their
   next synchronization point, picks the pending operation no other waiting lane can
-  still reach (``barriers._wave_order``), records which lanes wait there (the *active* lanes) and resumes them; each
-  computes its result from its wavefront's slots here. Lanes that did not reach the
+  still reach (``barriers._wave_order``), records which lanes wait there (the
+  *active* lanes) and resumes them; each computes its result from its wavefront's
+  slots here. Lanes that did not reach the
   operation (a divergent branch, lanes past the end of a partial wavefront, finished
   lanes) are inactive: their ``ballot`` bits are 0, and a shuffle or ``readlane`` of an
   inactive lane gives 0 (AMD's ``ds_bpermute`` reads inactive lanes as 0; ``readlane``

@@ -77,3 +77,53 @@ def test_shuffle_after_a_divergent_loop_waits_for_the_loop(reorder: bool):
     out = np.zeros_like(x)
     program.kernel("loop_then_shuffle")(x, out, grid=2, block=128)
     np.testing.assert_array_equal(out, _expected(x))
+
+
+# Lanes below 64 and the others wait at two different __syncthreads(): undefined in HIP.
+DIVERGENT_BARRIER = r"""
+#include <hip/hip_runtime.h>
+__global__ void divergent_barrier(int* out) {
+  int tid = threadIdx.x;
+  int v = __shfl_xor(tid, 1);
+  if (tid < 64) {
+    out[tid] = v;
+    __syncthreads();
+  } else {
+    __syncthreads();
+    out[tid] = -v;
+  }
+}
+__global__ void early_exit(const int* in, int* out, int n) {
+  int tid = threadIdx.x;
+  if (tid >= n) return;
+  __shared__ int tile[256];
+  tile[tid] = __shfl_xor(in[tid], 1);
+  __syncthreads();
+  out[tid] = tile[(tid + 1) % n];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def barriers() -> spirvjit.Program:
+    return spirvjit.compile_hip(DIVERGENT_BARRIER)
+
+
+def test_checked_mode_reports_divergent_barriers_in_wavefront_kernels(barriers):
+    out = np.zeros(128, np.int32)
+    with pytest.raises(spirvjit.LaunchError, match="divergent barrier: work-item"):
+        barriers.divergent_barrier(out, grid=1, block=128, check=True)
+
+
+def test_finished_work_items_do_not_wait_at_barriers(barriers):
+    # As on AMD GPUs, where an ended wavefront no longer counts at s_barrier; checked mode
+    # accepts it too. Lanes from n on are inactive: lane n - 1 (even) reads lane n, 0.
+    n = 99
+    x = np.arange(1, 129, dtype=np.int32)
+    partner = np.arange(n) ^ 1
+    swapped = np.where(partner < n, x[np.minimum(partner, n - 1)], 0)
+    for check in (False, True):
+        out = np.zeros(128, np.int32)
+        barriers.early_exit(x, out, np.int32(n), grid=1, block=128, check=check)
+        np.testing.assert_array_equal(out[:n], np.roll(swapped, -1))
+        assert (out[n:] == 0).all()

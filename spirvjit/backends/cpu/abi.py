@@ -235,7 +235,9 @@ def emit_kernel_wrappers(
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     if signature.wave_state_offset >= 0:
-        wg = _emit_wavefront_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+        wg = _emit_wavefront_workgroup_function(
+            module, kernel, signature, f"{symbol}.wg", checked_abi
+        )
     elif signature.barrier_states:
         wg = _emit_stepped_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", checked_abi
@@ -470,18 +472,24 @@ def _emit_stepped_workgroup_function(
 
 
 def _emit_wavefront_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    checked_abi: CpuABI | None = None,
 ) -> ir.Function:
     """Runs a kernel with AMD wavefront operations, keeping a state per work-item.
 
     Between group barriers, each wavefront (64 consecutive linear ids) runs on its own:
     its lanes run to their next synchronization point; while some wait at a wavefront
     operation (a gather state, translate/wavefront.py), the one with the lowest state
-    is released (barriers.py numbers an operation before those it can reach): the mask of the lanes waiting there is stored, they
-    compute their results, then they run on. When every lane waits at a group barrier
-    or has finished, the group releases the lanes at the highest barrier state (all of
-    them when the kernel is well formed; finished work-items do not take part, as on
-    AMD GPUs, where a wavefront that has ended no longer counts at s_barrier).
+    is released (barriers.py numbers an operation before those it can reach): the mask
+    of the lanes waiting there is stored, they compute their results, then they run on.
+    When every lane waits at a group barrier or has finished, the group releases the
+    lanes at the highest barrier state (all of them when the kernel is well formed;
+    finished work-items do not take part, as on AMD GPUs, where a wavefront that has
+    ended no longer counts at s_barrier). ``checked_abi``: checked mode, where work-items
+    waiting at different barriers are reported (finished ones are not).
     """
     from ...translate import wavefront
 
@@ -604,11 +612,41 @@ def _emit_wavefront_workgroup_function(
     b.store(b.select(b.icmp_signed(">", state, current), state, current), latest)
     scan.close()
     next_state = b.load(latest, typ=i32)
+    if checked_abi is not None:
+        _check_same_barrier(b, module, checked_abi, ctx, items, local_sizes, starts, state_of)
     b.store(next_state, released)
     b.cbranch(b.icmp_signed("==", next_state, finished), done, round_head)
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_of) -> None:
+    """Checked mode, wavefront kernels: while the group's first work-item waits at a
+    barrier, every work-item that has not finished must wait at the same one."""
+    from ...translate import checks
+
+    i32 = ir.IntType(32)
+    first = b.load(state_of(ir.Constant(I64, 0)), typ=i32)
+    scan = _Loop(b, items, "check")
+    state = b.load(state_of(scan.index), typ=i32)
+    waiting = b.and_(
+        b.icmp_signed(">=", first, ir.Constant(i32, 0)),
+        b.icmp_signed(">=", state, ir.Constant(i32, 0)),
+    )
+    with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
+        # The report names the work-item by the ids in the context: set them.
+        x = b.urem(scan.index, local_sizes[0])
+        y = b.urem(b.udiv(scan.index, local_sizes[0]), local_sizes[1])
+        z = b.udiv(scan.index, b.mul(local_sizes[0], local_sizes[1]))
+        for d, value in enumerate((x, y, z)):
+            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values[1] = b.sext(state, I64)  # which: this item's state
+        values[2] = b.sext(first, I64)  # offset: the first item's
+        b.call(checks.fail_function(module, abi), [abi.check_table(b, [ctx]), *values, ctx])
+    scan.close()
 
 
 def _check_same_state(b, module, abi, ctx, linear, after, state) -> None:
