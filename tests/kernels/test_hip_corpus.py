@@ -57,6 +57,7 @@ CORPUS = [
     ("wavefront", "lane_votes", "mbcnt lane index, __any, __all, __activemask when divergent"),
     ("wavefront", "syncwarp_exchange", "__syncwarp over shared memory, shuffles in uneven loops"),
     ("wavefront", "wave_sum_3d", "__shfl_xor sums in 3-D blocks (lanes by linear id)"),
+    ("wavefront", "warp_scan_segments", "__shfl_up inclusive scan, __shfl_down with width 16"),
     ("globals", "evaluate_poly", "__constant__ table, __device__ counter"),
     ("globals", "apply_scale", "__constant__ set from the host (hipMemcpyToSymbol role)"),
     ("structs", "particles_update", "array of structs with float3, float3 by value"),
@@ -380,6 +381,24 @@ def check_wave_sum_3d(prog: Program, rng):
         np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, wave).sum(1), wave))
 
 
+def check_warp_scan_segments(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        scan, segment_sum = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        prog.warp_scan_segments(x, scan, segment_sum, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            np.testing.assert_array_equal(scan[wave], np.cumsum(x[wave]))
+        # __shfl_down(s, offset, 16): lane j reads lane j + offset of its 16-lane segment,
+        # or its own value past the segment's end (HIP's rule).
+        s = x.reshape(-1, 16).astype(np.int64)
+        for offset in (8, 4, 2, 1):
+            shifted = np.concatenate([s[:, offset:], s[:, 16 - offset :]], axis=1)
+            s = s + shifted
+        np.testing.assert_array_equal(segment_sum, s.ravel().astype(np.int32))
+        assert (segment_sum.reshape(-1, 16)[:, 0] == x.reshape(-1, 16).sum(1)).all()
+
+
 def check_lane_ids(prog: Program, rng):
     lane = np.full(2 * 128, -1, np.int32)
     size = np.zeros(2 * 128, np.int32)
@@ -579,6 +598,7 @@ CHECKS = {
     "lane_votes": check_lane_votes,
     "syncwarp_exchange": check_syncwarp_exchange,
     "wave_sum_3d": check_wave_sum_3d,
+    "warp_scan_segments": check_warp_scan_segments,
     "bit_ops": check_bit_ops,
     "evaluate_poly": check_evaluate_poly,
     "apply_scale": check_apply_scale,

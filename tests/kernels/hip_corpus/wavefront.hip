@@ -128,6 +128,22 @@ __global__ void wave_sum_3d(const int* in, int* out) {
   out[i] = v;
 }
 
+// Inclusive scan of each wavefront with __shfl_up (Kogge-Stone), and sums of 16-lane
+// segments with __shfl_down's width argument.
+__global__ void warp_scan_segments(const int* in, int* scan, int* segment_sum) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = __lane_id();
+  int v = in[i];
+  for (int offset = 1; offset < warpSize; offset *= 2) {
+    int t = __shfl_up(v, offset);
+    if (lane >= offset) v += t;
+  }
+  scan[i] = v;
+  int s = in[i];
+  for (int offset = 8; offset > 0; offset /= 2) s += __shfl_down(s, offset, 16);
+  segment_sum[i] = s;
+}
+
 int main() {
   int n = 1 << 12, *d;
   float *f;
