@@ -30,6 +30,7 @@ read the slots), and the code after it resumes in a third block.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field, replace
 
 from ..errors import SpirvError
@@ -39,13 +40,23 @@ from ..spirv.module import Block, Function, Instruction, Module
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
 _BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
 # Synthetic instructions of a split wavefront operation (handled in wavefront.py).
-WAVE_GATHER = "SpirvjitWaveGather"  # operands: the value the lane contributes, if any
+# operands: the value the lane contributes (if any), then the built-in's name
+WAVE_GATHER = "SpirvjitWaveGather"
 WAVE_SYNC = "SpirvjitWaveSync"
 # The AMD built-ins (imported as spirv.llvm_amdgcn_<name>[_type]) that exchange values
 # between the lanes of a wavefront, with the operand each lane contributes (None: none).
 WAVE_OPS = {"ballot": 0, "ds_bpermute": 1, "readlane": 0, "readfirstlane": 0}
 WAVE_OPS_NO_DATA = frozenset({"wave_barrier"})
 _AMDGCN_PREFIX = "spirv.llvm_amdgcn_"
+# The type suffix of an overloaded LLVM intrinsic's import name: _i32, _f64, _v2i32, _p0.
+_OVERLOAD = re.compile(r"_(?:v\d+)?(?:[if](?:1|8|16|32|64)|p\d+)$")
+
+
+def amdgcn_base(builtin: str) -> str:
+    """An AMD built-in without its overload type (``readfirstlane_i32`` -> ``readfirstlane``)."""
+    return _OVERLOAD.sub("", builtin)
+
+
 # State numbers of wavefront operations: the gather of the j-th operation (in block
 # order) resumes at WAVE_STATE_BASE + 2j (computing the result), its sync at the next
 # number. Barriers keep 1, 2, ...; the scheduler releases pending gathers lowest first.
@@ -78,8 +89,7 @@ def wave_op_imports(module: Module) -> dict[int, str]:
                 continue
             if not name.startswith(_AMDGCN_PREFIX):
                 continue
-            builtin = name[len(_AMDGCN_PREFIX) :]
-            base = builtin.rsplit("_", 1)[0] if builtin[-4:] in ("_i32", "_i64") else builtin
+            base = amdgcn_base(name[len(_AMDGCN_PREFIX) :])
             if base in WAVE_OPS or base in WAVE_OPS_NO_DATA:
                 found[fn.id] = base
     return found
@@ -87,10 +97,12 @@ def wave_op_imports(module: Module) -> dict[int, str]:
 
 def _wave_gather(module: Module, call: Instruction, waves: dict[int, str]) -> Instruction:
     """The gather that precedes wavefront operation ``call``."""
-    index = WAVE_OPS.get(waves[call.operands[0]])
+    base = waves[call.operands[0]]
+    index = WAVE_OPS.get(base)
     operands = [] if index is None else [call.operands[1 + index]]
     kinds = ("IdRef",) * len(operands)
-    return Instruction(-1, WAVE_GATHER, None, None, operands, kinds, call.offset)
+    # The built-in's name follows the ids, for error messages (kinds do not cover it).
+    return Instruction(-1, WAVE_GATHER, None, None, [*operands, base], kinds, call.offset)
 
 
 def is_group_barrier(module: Module, inst: Instruction) -> bool:

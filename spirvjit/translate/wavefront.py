@@ -84,8 +84,8 @@ def _frame_element(t: FunctionTranslator, key: int, index: ir.Value) -> ir.Value
     return b.gep(frame.base, [address], inbounds=True, source_etype=ir.IntType(8))
 
 
-def _to_bits(t: FunctionTranslator, value: ir.Value) -> ir.Value:
-    """``value`` as an i64 (its bits, zero-extended)."""
+def _to_bits(t: FunctionTranslator, value: ir.Value, builtin: str) -> ir.Value:
+    """``value`` as an i64 (its bits, zero-extended), the operand of ``builtin``."""
     b, ty = t.b, value.type
     if isinstance(ty, ir.PointerType):
         return b.ptrtoint(value, I64)
@@ -94,7 +94,10 @@ def _to_bits(t: FunctionTranslator, value: ir.Value) -> ir.Value:
         value = b.bitcast(value, ir.IntType(width))
         ty = value.type
     if not isinstance(ty, ir.IntType) or ty.width > 64:
-        raise t.error(f"a wavefront operation on a {ty} value is not supported on the host CPU")
+        raise t.error(
+            f"__builtin_amdgcn_{builtin} on a {ty} value: the host CPU's lock-step "
+            "wavefronts exchange scalars of up to 64 bits only"
+        )
     return value if ty.width == 64 else b.zext(value, I64)
 
 
@@ -114,8 +117,8 @@ def wave_point(t: FunctionTranslator, inst) -> None:
     its slot; both return the state to resume at (the work-group function decides when)."""
     if t.frame is None or t.stepped is None:
         raise t.error("a wavefront operation outside a step function (a spirvjit bug)")
-    if inst.operands:
-        value = _to_bits(t, t.value(inst.operands[0]))
+    if inst.kinds:  # the operand this lane contributes
+        value = _to_bits(t, t.value(inst.operands[0]), inst.operands[-1])
         t.b.store(value, _frame_element(t, WAVE_DATA, t.frame.linear))
     resume = t.stepped.continuations[t.current_label]
     t.b.ret(ir.Constant(I32, t.stepped.states[resume]))
