@@ -20,11 +20,11 @@ Preparation happens on the SPIR-V, before translation:
 
 AMD wavefront operations (HIP's ``__ballot``, ``__shfl*``, ...) are synchronization
 points too, at wavefront granularity (``wavefront.py``): each call is split twice. The
-block before it ends with a *gather* (the work-item stores its operand in its lane's
-slot and returns), the call itself runs alone in a block that ends with a *sync* (the
-work-item computes its result from the slots of its wavefront's lanes that gathered
-there, then returns again, so that no lane overwrites its slot before every lane has
-read the slots), and the code after it resumes in a third block.
+block before it ends with a *gather* (the work-item stores its operands in its lane's
+slots and returns), the call itself runs alone in a block that ends with a *sync* (one
+work-item computes the results of all the wavefront's lanes that gathered there, then
+returns), and the code after it resumes in a third block, where every lane finds its
+result in its frame.
 """
 
 from __future__ import annotations
@@ -40,12 +40,15 @@ from ..spirv.module import Block, Function, Instruction, Module
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
 _BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
 # Synthetic instructions of a split wavefront operation (handled in wavefront.py).
-# operands: the value the lane contributes (if any), then the built-in's name
+# operands: the value the lane contributes and the lane it reads (if any), then the
+# built-in's name
 WAVE_GATHER = "SpirvjitWaveGather"
 WAVE_SYNC = "SpirvjitWaveSync"
 # The AMD built-ins (imported as spirv.llvm_amdgcn_<name>[_type]) that exchange values
-# between the lanes of a wavefront, with the operand each lane contributes (None: none).
-WAVE_OPS = {"ballot": 0, "ds_bpermute": 1, "readlane": 0, "readfirstlane": 0}
+# between the lanes of a wavefront, with the operands each lane contributes: the value,
+# and the lane it reads (None: none).
+WAVE_OPS = {"ballot": (0, None), "ds_bpermute": (1, 0), "readlane": (0, 1)}
+WAVE_OPS |= {"readfirstlane": (0, None)}
 WAVE_OPS_NO_DATA = frozenset({"wave_barrier"})
 _AMDGCN_PREFIX = "spirv.llvm_amdgcn_"
 # The type suffix of an overloaded LLVM intrinsic's import name: _i32, _f64, _v2i32, _p0.
@@ -98,8 +101,8 @@ def wave_op_imports(module: Module) -> dict[int, str]:
 def _wave_gather(module: Module, call: Instruction, waves: dict[int, str]) -> Instruction:
     """The gather that precedes wavefront operation ``call``."""
     base = waves[call.operands[0]]
-    index = WAVE_OPS.get(base)
-    operands = [] if index is None else [call.operands[1 + index]]
+    args = call.operands[1:]
+    operands = [args[i] for i in WAVE_OPS.get(base, ()) if i is not None]
     kinds = ("IdRef",) * len(operands)
     # The built-in's name follows the ids, for error messages (kinds do not cover it).
     return Instruction(-1, WAVE_GATHER, None, None, [*operands, base], kinds, call.offset)

@@ -20,12 +20,13 @@ least once), so every target reports 32 or 64:
   function (``backends/cpu/abi.py``) runs the other lanes of the wavefront to their
   next synchronization point, picks the pending operation no other waiting lane can
   still reach (``barriers._wave_order``), records which lanes wait there (the
-  *active* lanes) and resumes them; each computes its result from its wavefront's
-  slots here. Lanes that did not reach the
-  operation (a divergent branch, lanes past the end of a partial wavefront, finished
-  lanes) are inactive: their ``ballot`` bits are 0, and a shuffle or ``readlane`` of an
-  inactive lane gives 0 (AMD's ``ds_bpermute`` reads inactive lanes as 0; ``readlane``
-  would read the lane's stale register, which the CPU does not keep).
+  *active* lanes) and resumes the lowest of them, which computes every active lane's
+  result from the slots into the lanes' frames here; then they all run on. Lanes that
+  did not reach the operation (a divergent branch, lanes past the end of a partial
+  wavefront, finished lanes) are inactive: their ``ballot`` bits are 0, and a shuffle
+  or ``readlane`` of an inactive lane gives 0 (AMD's ``ds_bpermute`` reads inactive
+  lanes as 0; ``readlane`` would read the lane's stale register, which the CPU does
+  not keep).
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 CPU_WAVEFRONT_SIZE = 64
 # Keys of the step function's frame arrays for wavefront operations (function.Frame):
 # each lane's operand (as i64 bits), the active-lane mask (at the wavefront's first
-# lane), and the work-item's state (the work-group function's, not the kernel's).
-WAVE_DATA, WAVE_MASK, WAVE_STATE = -1, -2, -3
-WAVE_ARRAYS = ((WAVE_DATA, I64), (WAVE_MASK, I64), (WAVE_STATE, I32))
+# lane), the work-item's state (the work-group function's, not the kernel's), and the
+# lane each lane reads (ds_bpermute's address, readlane's lane).
+WAVE_DATA, WAVE_MASK, WAVE_STATE, WAVE_LANE = -1, -2, -3, -4
+WAVE_ARRAYS = ((WAVE_DATA, I64), (WAVE_MASK, I64), (WAVE_STATE, I32), (WAVE_LANE, I32))
 NVIDIA_WAVEFRONT_SIZE = 32
 CROSS_LANE = frozenset(
     {"wavefrontsize", "mbcnt_lo", "mbcnt_hi", "ballot", "ds_bpermute", "readlane"}
@@ -120,13 +122,20 @@ def wave_point(t: FunctionTranslator, inst) -> None:
     if inst.kinds:  # the operand this lane contributes
         value = _to_bits(t, t.value(inst.operands[0]), inst.operands[-1])
         t.b.store(value, _frame_element(t, WAVE_DATA, t.frame.linear))
+    if len(inst.kinds) > 1:  # the lane it reads
+        lane = t.value(inst.operands[1])
+        lane = t.b.trunc(lane, I32) if lane.type.width > 32 else t.b.zext(lane, I32)
+        t.b.store(lane, _frame_element(t, WAVE_LANE, t.frame.linear))
     resume = t.stepped.continuations[t.current_label]
     t.b.ret(ir.Constant(I32, t.stepped.states[resume]))
 
 
 def _cpu_exchange(t: FunctionTranslator, base: str, ty: ir.Type, values: list[ir.Value]):
-    """The result of wavefront operation ``base`` for this lane, from the slots of its
-    wavefront's active lanes (the mask the work-group function stored)."""
+    """Wavefront operation ``base``, run by one active lane for all of them: from the
+    slots of the wavefront's active lanes (the mask the work-group function stored), each
+    active lane's result goes to its element of the call's frame array, where it finds
+    it when it resumes after the sync (one entry into the step function per operation,
+    not one per lane). Returns this lane's own result."""
     b = t.b
     wave_size = ir.Constant(I64, CPU_WAVEFRONT_SIZE)
     linear = t.frame.linear
@@ -134,20 +143,65 @@ def _cpu_exchange(t: FunctionTranslator, base: str, ty: ir.Type, values: list[ir
     mask = b.load(_frame_element(t, WAVE_MASK, first), typ=I64)
     if base == "wave_barrier":
         return None  # the synchronization was the point of it
-    if base == "ballot":
-        return _cpu_ballot(t, ty, first, mask)
-    if base == "ds_bpermute":  # a byte address: lane * 4, modulo the wavefront
-        source = b.and_(b.lshr(values[0], ir.Constant(I32, 2)), ir.Constant(I32, 63))
-    elif base == "readlane":
-        source = b.and_(values[1], ir.Constant(values[1].type, 63))
-    else:  # readfirstlane: the lowest active lane (this one is active)
-        source = t.intrinsic("llvm.cttz.i64", I64, [mask, ir.Constant(I1, 0)])
-    source = b.zext(source, I64) if source.type.width < 64 else source
+    result_id = t.current.result_id
+    if result_id not in t.frame.types:
+        result_id = None  # not used after the sync: only this lane's result matters
+    if base in ("ballot", "readfirstlane"):  # the same for every active lane
+        if base == "ballot":
+            value = _cpu_ballot(t, ty, first, mask)
+        else:
+            lowest = t.intrinsic("llvm.cttz.i64", I64, [mask, ir.Constant(I1, 0)])
+            value = _lane_value(t, ty, first, mask, lowest, linear)
+        if result_id is not None:
+            _for_each_lane(t, mask, lambda lane: _store_result(t, result_id, first, lane, value))
+        return value
+
+    def result_of(lane: ir.Value) -> ir.Value:
+        reads = b.load(_frame_element(t, WAVE_LANE, b.add(first, lane)), typ=I32)
+        if base == "ds_bpermute":  # a byte address: lane * 4, modulo the wavefront
+            reads = b.lshr(reads, ir.Constant(I32, 2))
+        source = b.zext(b.and_(reads, ir.Constant(I32, CPU_WAVEFRONT_SIZE - 1)), I64)
+        return _lane_value(t, ty, first, mask, source, linear)
+
+    if result_id is not None:
+        _for_each_lane(
+            t, mask, lambda lane: _store_result(t, result_id, first, lane, result_of(lane))
+        )
+    return result_of(b.sub(linear, first))
+
+
+def _lane_value(t, ty, first, mask, source, linear) -> ir.Value:
+    """The value active lane ``source`` gathered, as ``ty``; 0 for an inactive lane."""
+    b = t.b
     active = b.trunc(b.lshr(mask, source), I1)
     # An inactive lane may lie past the group's last work-item: read this lane's instead.
     index = b.select(active, b.add(first, source), linear)
     bits = b.load(_frame_element(t, WAVE_DATA, index), typ=I64)
     return _from_bits(t, b.select(active, bits, ir.Constant(I64, 0)), ty)
+
+
+def _store_result(t, result_id: int, first: ir.Value, lane: ir.Value, value: ir.Value) -> None:
+    t.b.store(value, _frame_element(t, result_id, t.b.add(first, lane)))
+
+
+def _for_each_lane(t: FunctionTranslator, mask: ir.Value, body) -> None:
+    """Emits ``body(lane)`` (lane: i64) for each set bit of ``mask``, lowest first."""
+    b = t.b
+    fn = b.function
+    head = fn.append_basic_block("lanes.head")
+    loop = fn.append_basic_block("lanes.body")
+    done = fn.append_basic_block("lanes.done")
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    left = b.phi(I64, "lanes.left")
+    left.add_incoming(mask, entry)
+    b.cbranch(b.icmp_unsigned("!=", left, ir.Constant(I64, 0)), loop, done)
+    b.position_at_end(loop)
+    body(t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)]))
+    left.add_incoming(b.and_(left, b.sub(left, ir.Constant(I64, 1))), b.block)
+    b.branch(head)
+    b.position_at_end(done)
 
 
 def _cpu_ballot(t: FunctionTranslator, ty: ir.Type, first: ir.Value, mask: ir.Value):

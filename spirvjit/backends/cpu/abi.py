@@ -526,6 +526,7 @@ def _emit_wavefront_workgroup_function(
     mask = variable(I64, ir.Constant(I64, 0), "mask")
     latest = variable(i32, finished, "latest")
     ids = [variable(I64, ir.Constant(I64, 0), f"id{d}") for d in range(3)]
+    lowest = variable(i32, ir.Constant(i32, 0), "lowest")  # the released gather's leader
     loop = _Loop(b, items, "init")
     b.store(ir.Constant(i32, 0), state_of(loop.index))
     loop.close()
@@ -546,6 +547,8 @@ def _emit_wavefront_workgroup_function(
     b.position_at_end(step_head)
     # Run the lanes at the selected state to their next synchronization point.
     chosen = b.load(select, typ=i32)
+    gather = wavefront.is_gather_state(b, chosen)
+    leader = b.add(first, b.zext(b.load(lowest, typ=i32), I64))
     # The first lane's (x, y, z) local id, then counted up lane by lane (no division).
     b.store(b.urem(first, local_sizes[0]), ids[0])
     b.store(b.urem(b.udiv(first, local_sizes[0]), local_sizes[1]), ids[1])
@@ -554,7 +557,12 @@ def _emit_wavefront_workgroup_function(
     linear = b.add(first, lanes.index)
     here = state_of(linear)
     x, y, z = (b.load(slot, typ=I64) for slot in ids)
-    with b.if_then(b.icmp_signed("==", b.load(here, typ=i32), chosen)):
+    # At a released gather, one lane computes every active lane's result (wavefront.py).
+    runs = b.and_(
+        b.icmp_signed("==", b.load(here, typ=i32), chosen),
+        b.or_(b.not_(gather), b.icmp_unsigned("==", linear, leader)),
+    )
+    with b.if_then(runs):
         for d, value in enumerate((x, y, z)):
             b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
             b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
@@ -572,9 +580,15 @@ def _emit_wavefront_workgroup_function(
     # A gather just released: its lanes now wait at the sync right after it.
     after_gather = fn.append_basic_block("wave.resume")
     find = fn.append_basic_block("wave.find")
-    b.cbranch(wavefront.is_gather_state(b, chosen), after_gather, find)
+    b.cbranch(gather, after_gather, find)
     b.position_at_end(after_gather)
-    b.store(b.add(chosen, ir.Constant(i32, 1)), select)
+    sync = b.add(chosen, ir.Constant(i32, 1))
+    lanes = _Loop(b, b.sub(end, first), "synced")
+    here = state_of(b.add(first, lanes.index))
+    with b.if_then(b.icmp_signed("==", b.load(here, typ=i32), chosen)):
+        b.store(sync, here)
+    lanes.close()
+    b.store(sync, select)
     b.branch(step_head)
     # Else the earliest wavefront operation some lane waits at, and who waits there.
     b.position_at_end(find)
@@ -599,7 +613,10 @@ def _emit_wavefront_workgroup_function(
     release = fn.append_basic_block("wave.release")
     b.cbranch(b.icmp_signed("==", waiting, finished), wave_done, release)
     b.position_at_end(release)
-    b.store(b.load(mask, typ=I64), element(signature.wave_mask_offset, 8, first))
+    active = b.load(mask, typ=I64)
+    b.store(active, element(signature.wave_mask_offset, 8, first))
+    lowest_lane = module_function(module, "llvm.cttz.i64", I64, [I64, I1])
+    b.store(b.trunc(b.call(lowest_lane, [active, ir.Constant(I1, 1)]), i32), lowest)
     b.store(waiting, select)
     b.branch(step_head)
     b.position_at_end(wave_done)
