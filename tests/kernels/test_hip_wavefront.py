@@ -127,3 +127,33 @@ def test_finished_work_items_do_not_wait_at_barriers(barriers):
         barriers.early_exit(x, out, np.int32(n), grid=1, block=128, check=check)
         np.testing.assert_array_equal(out[:n], np.roll(swapped, -1))
         assert (out[n:] == 0).all()
+
+
+# The classic last-warp reduction in shared memory, made safe for independent thread
+# scheduling with __syncwarp between each step's reads and writes.
+SYNCWARP_REDUCTION = r"""
+#include <hip/hip_runtime.h>
+__global__ void last_warp_reduce(const int* in, int* out) {
+  __shared__ int sdata[64];
+  int tid = threadIdx.x;
+  sdata[tid] = in[blockIdx.x * 64 + tid];
+  __syncthreads();
+  if (tid < 32) {
+    for (int s = 32; s > 0; s /= 2) {
+      int v = sdata[tid] + sdata[tid + s];
+      __syncwarp();
+      sdata[tid] = v;
+      __syncwarp();
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+  }
+}
+"""
+
+
+def test_syncwarp_orders_a_shared_memory_warp_reduction():
+    program = spirvjit.compile_hip(SYNCWARP_REDUCTION)
+    x = np.random.default_rng(0).integers(-100, 100, 64 * 8).astype(np.int32)
+    out = np.zeros(8, np.int32)
+    program.last_warp_reduce(x, out, grid=8, block=64)
+    np.testing.assert_array_equal(out, x.reshape(8, 64).sum(1))
