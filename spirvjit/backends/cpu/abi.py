@@ -484,7 +484,8 @@ def _emit_wavefront_workgroup_function(
     its lanes run to their next synchronization point; while some wait at a wavefront
     operation (a gather state, translate/wavefront.py), the one with the lowest state
     is released (barriers.py numbers an operation before those it can reach): the mask
-    of the lanes waiting there is stored, they compute their results, then they run on.
+    of the lanes waiting there is stored, the lowest of them computes every one's result,
+    then they run on.
     When every lane waits at a group barrier or has finished, the group releases the
     lanes at the highest barrier state (all of them when the kernel is well formed;
     finished work-items do not take part, as on AMD GPUs, where a wavefront that has
