@@ -405,6 +405,10 @@ class Frame:
                     )
                 elif inst.result_id in t.stepped.crossing:
                     stored.append((inst.result_id, t.llvm_type(inst.result_type)))
+        if t.stepped.gathers:  # wavefront operations exchange values through the frame
+            from .wavefront import WAVE_ARRAYS
+
+            stored.extend(WAVE_ARRAYS)
         # Arrays in order of decreasing alignment keep every array aligned for any group size.
         td = t.mt.target_data
         stored.sort(key=lambda item: -item[1].get_abi_alignment(td))

@@ -234,7 +234,11 @@ def emit_kernel_wrappers(
     reached by every work-item of the group."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
-    if signature.barrier_states:
+    if signature.wave_state_offset >= 0:
+        wg = _emit_wavefront_workgroup_function(
+            module, kernel, signature, f"{symbol}.wg", checked_abi
+        )
+    elif signature.barrier_states:
         wg = _emit_stepped_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
@@ -465,6 +469,202 @@ def _emit_stepped_workgroup_function(
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _emit_wavefront_workgroup_function(
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    checked_abi: CpuABI | None = None,
+) -> ir.Function:
+    """Runs a kernel with AMD wavefront operations, keeping a state per work-item.
+
+    Between group barriers, each wavefront (64 consecutive linear ids) runs on its own:
+    its lanes run to their next synchronization point; while some wait at a wavefront
+    operation (a gather state, translate/wavefront.py), the one with the lowest state
+    is released (barriers.py numbers an operation before those it can reach): the mask
+    of the lanes waiting there is stored, the lowest of them computes every one's result,
+    then they run on.
+    When every lane waits at a group barrier or has finished, the group releases the
+    lanes at the highest barrier state (all of them when the kernel is well formed;
+    finished work-items do not take part, as on AMD GPUs, where a wavefront that has
+    ended no longer counts at s_barrier). ``checked_abi``: checked mode, where work-items
+    waiting at different barriers are reported (finished ones are not).
+    """
+    from ...translate import wavefront
+
+    i32 = ir.IntType(32)
+    fn = _workgroup_signature(module, name)
+    launch, local_base = fn.args[1], fn.args[5]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
+    frames = b.gep(
+        local_base, [b.load(_launch_word(b, launch, "frames_offset"), typ=I64)], source_etype=I8
+    )
+    items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
+    plane = b.mul(local_sizes[0], local_sizes[1])
+    wave_size = ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE)
+    finished = ir.Constant(i32, -1)
+
+    def element(offset: int, size: int, index: ir.Value) -> ir.Value:
+        start = b.mul(ir.Constant(I64, offset), items)
+        address = b.add(start, b.mul(index, ir.Constant(I64, size)))
+        return b.gep(frames, [address], source_etype=I8)
+
+    def state_of(index: ir.Value) -> ir.Value:
+        return element(signature.wave_state_offset, 4, index)
+
+    def variable(ty: ir.Type, value: ir.Value, label: str) -> ir.Value:
+        slot = b.alloca(ty, name=label)
+        slot.type = PTR
+        b.store(value, slot)
+        return slot
+
+    released = variable(i32, ir.Constant(i32, 0), "released")
+    select = variable(i32, ir.Constant(i32, 0), "select")
+    pending = variable(i32, ir.Constant(i32, 0), "pending")
+    mask = variable(I64, ir.Constant(I64, 0), "mask")
+    latest = variable(i32, finished, "latest")
+    ids = [variable(I64, ir.Constant(I64, 0), f"id{d}") for d in range(3)]
+    lowest = variable(i32, ir.Constant(i32, 0), "lowest")  # the released gather's leader
+    loop = _Loop(b, items, "init")
+    b.store(ir.Constant(i32, 0), state_of(loop.index))
+    loop.close()
+
+    round_head = fn.append_basic_block("round")
+    done = fn.append_basic_block("done")
+    b.branch(round_head)
+    b.position_at_end(round_head)
+    waves = b.udiv(b.add(items, ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE - 1)), wave_size)
+    wave_loop = _Loop(b, waves, "wave")
+    first = b.mul(wave_loop.index, wave_size)
+    end = b.add(first, wave_size)
+    end = b.select(b.icmp_unsigned("<", end, items), end, items)
+    b.store(b.load(released, typ=i32), select)
+    step_head = fn.append_basic_block("wave.step")
+    wave_done = fn.append_basic_block("wave.done")
+    b.branch(step_head)
+    b.position_at_end(step_head)
+    # Run the lanes at the selected state to their next synchronization point.
+    chosen = b.load(select, typ=i32)
+    gather = wavefront.is_gather_state(b, chosen)
+    leader = b.add(first, b.zext(b.load(lowest, typ=i32), I64))
+    # The first lane's (x, y, z) local id, then counted up lane by lane (no division).
+    b.store(b.urem(first, local_sizes[0]), ids[0])
+    b.store(b.urem(b.udiv(first, local_sizes[0]), local_sizes[1]), ids[1])
+    b.store(b.udiv(first, plane), ids[2])
+    lanes = _Loop(b, b.sub(end, first), "lane")
+    linear = b.add(first, lanes.index)
+    here = state_of(linear)
+    x, y, z = (b.load(slot, typ=I64) for slot in ids)
+    # At a released gather, one lane computes every active lane's result (wavefront.py).
+    runs = b.and_(
+        b.icmp_signed("==", b.load(here, typ=i32), chosen),
+        b.or_(b.not_(gather), b.icmp_unsigned("==", linear, leader)),
+    )
+    with b.if_then(runs):
+        for d, value in enumerate((x, y, z)):
+            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, chosen])
+        b.store(after, here)
+    one = ir.Constant(I64, 1)
+    next_x = b.add(x, one)
+    row_done = b.icmp_unsigned("==", next_x, local_sizes[0])
+    next_y = b.add(y, b.zext(row_done, I64))
+    plane_done = b.icmp_unsigned("==", next_y, local_sizes[1])
+    b.store(b.select(row_done, ir.Constant(I64, 0), next_x), ids[0])
+    b.store(b.select(plane_done, ir.Constant(I64, 0), next_y), ids[1])
+    b.store(b.add(z, b.zext(plane_done, I64)), ids[2])
+    lanes.close()
+    # A gather just released: its lanes now wait at the sync right after it.
+    after_gather = fn.append_basic_block("wave.resume")
+    find = fn.append_basic_block("wave.find")
+    b.cbranch(gather, after_gather, find)
+    b.position_at_end(after_gather)
+    sync = b.add(chosen, ir.Constant(i32, 1))
+    lanes = _Loop(b, b.sub(end, first), "synced")
+    here = state_of(b.add(first, lanes.index))
+    with b.if_then(b.icmp_signed("==", b.load(here, typ=i32), chosen)):
+        b.store(sync, here)
+    lanes.close()
+    b.store(sync, select)
+    b.branch(step_head)
+    # Else the earliest wavefront operation some lane waits at, and who waits there.
+    b.position_at_end(find)
+    b.store(finished, pending)
+    b.store(ir.Constant(I64, 0), mask)
+    scan = _Loop(b, b.sub(end, first), "scan")
+    state = b.load(state_of(b.add(first, scan.index)), typ=i32)
+    with b.if_then(wavefront.is_gather_state(b, state)):
+        current = b.load(pending, typ=i32)
+        better = b.or_(b.icmp_signed("==", current, finished), b.icmp_signed("<", state, current))
+        lane_bit = b.shl(ir.Constant(I64, 1), scan.index)
+        old_mask = b.load(mask, typ=I64)
+        b.store(b.select(better, state, current), pending)
+        new_mask = b.select(
+            better,
+            lane_bit,
+            b.select(b.icmp_signed("==", state, current), b.or_(old_mask, lane_bit), old_mask),
+        )
+        b.store(new_mask, mask)
+    scan.close()
+    waiting = b.load(pending, typ=i32)
+    release = fn.append_basic_block("wave.release")
+    b.cbranch(b.icmp_signed("==", waiting, finished), wave_done, release)
+    b.position_at_end(release)
+    active = b.load(mask, typ=I64)
+    b.store(active, element(signature.wave_mask_offset, 8, first))
+    lowest_lane = module_function(module, "llvm.cttz.i64", I64, [I64, I1])
+    b.store(b.trunc(b.call(lowest_lane, [active, ir.Constant(I1, 1)]), i32), lowest)
+    b.store(waiting, select)
+    b.branch(step_head)
+    b.position_at_end(wave_done)
+    wave_loop.close()
+    # Every lane waits at a group barrier or has finished: release the latest barrier.
+    b.store(finished, latest)
+    scan = _Loop(b, items, "barrier")
+    state = b.load(state_of(scan.index), typ=i32)
+    current = b.load(latest, typ=i32)
+    b.store(b.select(b.icmp_signed(">", state, current), state, current), latest)
+    scan.close()
+    next_state = b.load(latest, typ=i32)
+    if checked_abi is not None:
+        _check_same_barrier(b, module, checked_abi, ctx, items, local_sizes, starts, state_of)
+    b.store(next_state, released)
+    b.cbranch(b.icmp_signed("==", next_state, finished), done, round_head)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_of) -> None:
+    """Checked mode, wavefront kernels: while the group's first work-item waits at a
+    barrier, every work-item that has not finished must wait at the same one."""
+    from ...translate import checks
+
+    i32 = ir.IntType(32)
+    first = b.load(state_of(ir.Constant(I64, 0)), typ=i32)
+    scan = _Loop(b, items, "check")
+    state = b.load(state_of(scan.index), typ=i32)
+    waiting = b.and_(
+        b.icmp_signed(">=", first, ir.Constant(i32, 0)),
+        b.icmp_signed(">=", state, ir.Constant(i32, 0)),
+    )
+    with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
+        # The report names the work-item by the ids in the context: set them.
+        x = b.urem(scan.index, local_sizes[0])
+        y = b.urem(b.udiv(scan.index, local_sizes[0]), local_sizes[1])
+        z = b.udiv(scan.index, b.mul(local_sizes[0], local_sizes[1]))
+        for d, value in enumerate((x, y, z)):
+            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values[1] = b.sext(state, I64)  # which: this item's state
+        values[2] = b.sext(first, I64)  # offset: the first item's
+        b.call(checks.fail_function(module, abi), [abi.check_table(b, [ctx]), *values, ctx])
+    scan.close()
 
 
 def _check_same_state(b, module, abi, ctx, linear, after, state) -> None:
