@@ -25,6 +25,7 @@ DEBIAN_PACKAGES=(
     clang-15 llvm-spirv-15
     spirv-tools spirv-headers
     pocl-opencl-icd ocl-icd-libopencl1
+    gdb
 )
 
 log() { echo "setup: $*" >&2; }

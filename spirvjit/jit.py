@@ -126,7 +126,10 @@ def _optimized(
     llmod = times.run("parse", parse_ir, text, dump_as or symbol)
     # The optimized module may be a new one (the CPU optimizes in a child process
     # after many kernels: codegen.optimize).
-    llmod = times.run("opt", owner.optimize, llmod, target, symbol)
+    if ("debug", "1") not in specialization:
+        # Debug mode keeps the code as translated, so every variable has its stack slot
+        # and every line its code (backends/cpu/debugload.py).
+        llmod = times.run("opt", owner.optimize, llmod, target, symbol)
     return llmod
 
 
