@@ -93,10 +93,7 @@ class DebugInfo:
         # Debug instructions by result id: (number, arguments, NonSemantic).
         self.ext: dict[int, tuple[int, list[int], bool]] = {}
         self.function_of_scope: dict[int, int] = {}  # DebugFunction id -> OpFunction id
-        current_function = None
         for inst in module.instructions:
-            if inst.opname == "OpFunction":
-                current_function = inst.result_id
             if inst.opname != "OpExtInst" or inst.operands[0] not in self.sets:
                 continue
             number, args = inst.operands[1], list(inst.operands[2:])
@@ -105,8 +102,8 @@ class DebugInfo:
                 self.ext[inst.result_id] = (number, args, nonsemantic)
             if number == _FUNCTION and not nonsemantic and len(args) > 9:
                 self.function_of_scope[inst.result_id] = args[9]
-            elif number == _FUNCTION_DEFINITION and current_function is not None:
-                self.function_of_scope[args[0]] = current_function
+            elif number == _FUNCTION_DEFINITION and len(args) > 1:
+                self.function_of_scope[args[0]] = args[1]
         self.lines = line_table(module)
         self._files: dict[int, ir.DIValue] = {}
         self._types: dict[int, tuple[ir.DIValue, int] | None] = {}

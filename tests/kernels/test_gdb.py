@@ -57,15 +57,15 @@ print("result", out.tolist())
 """
 
 
-def _gdb(tmp_path: Path, commands: list[str], env: dict | None = None) -> str:
+def _gdb(tmp_path: Path, commands: list[str], app_text: str | None = None) -> str:
     (tmp_path / "kernel.cl").write_text(KERNEL)
     app = tmp_path / "app.py"
-    app.write_text(APP.format(source=str(tmp_path / "kernel.cl")))
+    app.write_text(app_text or APP.format(source=str(tmp_path / "kernel.cl")))
     cmd = ["gdb", "-q", "-nx", "-batch", "-ex", "set breakpoint pending on"]
     for command in commands:
         cmd += ["-ex", command]
     cmd += ["--args", sys.executable, str(app)]
-    run_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    run_env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run_env.pop("SPIRVJIT_DEBUG_INFO", None)  # under gdb: debug mode by itself
     done = subprocess.run(
         cmd, capture_output=True, text=True, timeout=240, env=run_env, cwd=tmp_path
@@ -122,6 +122,34 @@ def test_gdb_lists_the_source_and_steps(tmp_path):
     # The loop: line 7 again after the increment (line 6).
     assert re.search(r"^6\t\s+for \(int k", out, re.MULTILINE), out
     assert re.search(r"#0 .*accumulate.* at kernel\.cl:7", out), out
+
+
+NONSEMANTIC_APP = """\
+import numpy as np, spirvjit
+prog = spirvjit.load_spirv(open({spirv!r}, "rb").read())
+a = np.array([21.0], np.float32)
+prog.twice(a, global_size=1)
+print("result", a.tolist())
+"""
+
+
+@gdb
+@pytest.mark.skipif(find_tool("spirv-as") is None, reason="needs spirv-as (spirv-tools)")
+@pytest.mark.skipif(find_tool("ld.lld") is None, reason="debug mode links with ld.lld")
+def test_gdb_on_nonsemantic_shader_debug_info(tmp_path):
+    """SPIR-V from elsewhere: DebugLine, DebugFunctionDefinition, DebugDeclare of
+    NonSemantic.Shader.DebugInfo.100 (literals as constants)."""
+    spirv = tmp_path / "twice.spv"
+    source = ROOT / "tests" / "data" / "debuginfo" / "twice_nonsemantic.spvasm"
+    subprocess.run(
+        [find_tool("spirv-as"), "--target-env", "spv1.2", str(source), "-o", str(spirv)],
+        check=True,
+    )
+    app = NONSEMANTIC_APP.format(spirv=str(spirv))
+    out = _gdb(tmp_path, ["break twice.cl:4", "run", "print x", "continue"], app)
+    assert re.search(r"hit Breakpoint 1, twice \(\) at twice\.cl:4\n", out), out
+    assert re.search(r"^\$1 = 21$", out, re.MULTILINE), out
+    assert "result [42.0]" in out, out
 
 
 BARRIER = """\
