@@ -27,7 +27,9 @@ producers emit), enums and function types (variables of those types are left out
 
 from __future__ import annotations
 
+import functools
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -80,6 +82,23 @@ I64 = ir.IntType(64)
 def has_debug_info(module) -> bool:
     """Whether the module has line information a debugger can use."""
     return bool(line_table(module))
+
+
+def remap_debug_operands(module, inst: Instruction, mapping: dict[int, int]) -> Instruction:
+    """``inst`` with the variable or value of an OpenCL.DebugInfo.100 DebugDeclare or
+    DebugValue renamed by ``mapping`` (a function body copied with fresh ids, as barrier
+    kernels inline their callees): that set's operands are plain words, not ids, so
+    the generic renaming does not reach them."""
+    if (
+        inst.opname != "OpExtInst"
+        or module.ext_inst_imports.get(inst.operands[0]) != "OpenCL.DebugInfo.100"
+        or inst.operands[1] not in (_DECLARE, _VALUE)
+        or len(inst.operands) < 4
+    ):
+        return inst
+    operands = list(inst.operands)
+    operands[3] = mapping.get(operands[3], operands[3])
+    return replace(inst, operands=operands)
 
 
 class DebugInfo:
@@ -187,7 +206,8 @@ class DebugInfo:
         """The DISubprogram of SPIR-V function ``fn`` (translated as ``llfn``), attached to
         ``llfn``; None for a function without debug information."""
         scope = next((s for s, f in self.function_of_scope.items() if f == fn.id), None)
-        name, file, line = self.mt.module.names.get(fn.id, llfn.name), None, 0
+        entry = next((e.name for e in self.mt.module.entry_points if e.function_id == fn.id), None)
+        name, file, line = self.mt.module.names.get(fn.id) or entry or llfn.name, None, 0
         if scope is not None:
             _, args, nonsemantic = self.ext[scope]
             name = self._string(args[0]) or name
@@ -363,13 +383,14 @@ class DebugInfo:
             return None
         _, args, ns = found
         sp = self.subprograms.get(t.fn.id)
-        # A variable of another function (code inlined by the producer): LLVM wants the
-        # variable's scope to be the function's own.
-        if sp is None or self._function_of(args[5]) != t.fn.id:
-            return None
         var_type = self.type(args[1])
-        if var_type is None:
+        if sp is None or var_type is None:
             return None
+        # A variable of another function whose code was inlined here (by the producer,
+        # or into a barrier kernel's step function) becomes a variable of this one: LLVM
+        # wants a variable's scope in its function's own subprogram. Not as a parameter,
+        # which would clash with this function's own.
+        own = self._function_of(args[5]) == t.fn.id
         operands = {
             "name": self._string(args[0]),
             "scope": sp,
@@ -377,7 +398,7 @@ class DebugInfo:
             "line": self._literal(args[3], ns),
             "type": var_type[0],
         }
-        arg_number = args[7] if len(args) > 7 else None
+        arg_number = args[7] if len(args) > 7 and own else None
         if arg_number is not None:
             operands["arg"] = self._literal(arg_number, ns)
         return self.ll.add_debug_info("DILocalVariable", operands)
@@ -399,13 +420,26 @@ class DebugInfo:
         if not isinstance(value, ir.Value) or isinstance(value.type, ir.MetaDataType):
             return
         expression = self.ll.add_debug_info("DIExpression", {})
+        builder = t.b
         if number == _DECLARE:
             if not isinstance(value.type, ir.PointerType):
                 return
+            if not isinstance(value, ir.AllocaInstr):
+                # A slot of a barrier kernel's frame: its address (computed in the entry
+                # block) goes in a stack slot that the variable is declared through, so
+                # that the variable stays visible after every barrier.
+                builder = t.alloca_builder
+                holder = t.alloca(value.type)
+                builder.store(value, holder)
+                value, expression = holder, self._deref
             fn = self._declare_fn = self._declare_fn or self._intrinsic("llvm.dbg.declare")
         else:
             fn = self._value_fn = self._value_fn or self._intrinsic("llvm.dbg.value")
-        t.b.call(fn, [value, variable, expression])
+        builder.call(fn, [value, variable, expression])
+
+    @functools.cached_property
+    def _deref(self) -> ir.DIValue:
+        return _DerefExpression(self.ll, False, "DIExpression", (), name=str(len(self.ll.metadata)))
 
     def _intrinsic(self, name: str) -> ir.Function:
         md = ir.MetaDataType()
@@ -438,3 +472,11 @@ class DebugInfo:
             variable = self.ll.add_debug_info("DILocalVariable", operands)
             fn = self._declare_fn = self._declare_fn or self._intrinsic("llvm.dbg.declare")
             b.call(fn, [slot, variable, self.ll.add_debug_info("DIExpression", {})])
+
+
+class _DerefExpression(ir.DIValue):
+    """``!DIExpression(DW_OP_deref)``, which llvmlite's keyword-operand printing cannot
+    spell: the variable is where the declared slot points."""
+
+    def descr(self, buf: list[str]) -> None:
+        buf += ("!DIExpression(DW_OP_deref)",)

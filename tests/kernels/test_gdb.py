@@ -88,12 +88,20 @@ def test_gdb_breaks_at_the_kernel_line_with_the_work_items_values(tmp_path):
             "print spirvjit_gid",
             "print spirvjit_lid",
             "print in[gid * n + 1]",
+            "info locals",
+            "bt 1",
             "next",
             "print out[gid]",
+            "delete",
+            "break kernel.cl:7 if spirvjit_gid[0] == 6",
+            "continue",
+            "step",
+            "step",
+            "delete",
             "continue",
         ],
     )
-    assert re.search(r"hit Breakpoint 1, .*accumulate.* at kernel\.cl:9\n", out), out
+    assert re.search(r"hit Breakpoint 1, accumulate \(.*\) at kernel\.cl:9\n", out), out
     values = re.findall(r"^\$(\d+) = (.*)$", out, re.MULTILINE)
     # Work-item 5 of groups of 4: in[20..23] summed; its local id is 1.
     assert [v for _, v in values] == [
@@ -106,50 +114,18 @@ def test_gdb_breaks_at_the_kernel_line_with_the_work_items_values(tmp_path):
         "21",
         "91",
     ], out
-    assert re.search(r"^10\t", out, re.MULTILINE), out  # `next` went to line 10
-    # Other work-items passed the breakpoint (its condition false) without harm.
+    assert re.search(r"^spirvjit_gid = \{5, 0, 0\}\n(.*\n)*sum = 86$", out, re.MULTILINE), out
+    assert re.search(
+        r"^#0 +accumulate \(in=0x[0-9a-f]+, out=0x[0-9a-f]+, n=4\) at kernel\.cl:9", out, re.M
+    ), out
+    # gdb shows the source (kernel.cl is in its current directory); `next` went to line
+    # 10; the second breakpoint, in the loop, then `step` back to the loop's head.
+    assert re.search(r"^10\t +out\[gid\] \+= 0\.5f;$", out, re.MULTILINE), out
+    assert re.search(r"hit Breakpoint 2, accumulate .* at kernel\.cl:7\n7\t +sum \+= ", out), out
+    assert re.search(r"^6\t +for \(int k = 0; k < n; k\+\+\) \{$", out, re.MULTILINE), out
+    # Other work-items passed the breakpoints (their condition false) without harm.
     expected = [float(sum(range(g * 4, g * 4 + 4)) + g + 0.5) for g in range(8)]
     assert f"result {expected}" in out, out
-
-
-@translator
-@gdb
-def test_gdb_lists_the_source_and_steps(tmp_path):
-    out = _gdb(tmp_path, ["break kernel.cl:7", "run", "info locals", "step", "step", "bt 1"])
-    assert re.search(r"hit Breakpoint 1, .* at kernel\.cl:7\n7\t\s+sum \+= in\[gid", out), out
-    assert "spirvjit_gid = {0, 0, 0}" in out, out
-    assert re.search(r"^sum = 0$", out, re.MULTILINE), out
-    # The loop: line 7 again after the increment (line 6).
-    assert re.search(r"^6\t\s+for \(int k", out, re.MULTILINE), out
-    assert re.search(r"#0 .*accumulate.* at kernel\.cl:7", out), out
-
-
-NONSEMANTIC_APP = """\
-import numpy as np, spirvjit
-prog = spirvjit.load_spirv(open({spirv!r}, "rb").read())
-a = np.array([21.0], np.float32)
-prog.twice(a, global_size=1)
-print("result", a.tolist())
-"""
-
-
-@gdb
-@pytest.mark.skipif(find_tool("spirv-as") is None, reason="needs spirv-as (spirv-tools)")
-@pytest.mark.skipif(find_tool("ld.lld") is None, reason="debug mode links with ld.lld")
-def test_gdb_on_nonsemantic_shader_debug_info(tmp_path):
-    """SPIR-V from elsewhere: DebugLine, DebugFunctionDefinition, DebugDeclare of
-    NonSemantic.Shader.DebugInfo.100 (literals as constants)."""
-    spirv = tmp_path / "twice.spv"
-    source = ROOT / "tests" / "data" / "debuginfo" / "twice_nonsemantic.spvasm"
-    subprocess.run(
-        [find_tool("spirv-as"), "--target-env", "spv1.2", str(source), "-o", str(spirv)],
-        check=True,
-    )
-    app = NONSEMANTIC_APP.format(spirv=str(spirv))
-    out = _gdb(tmp_path, ["break twice.cl:4", "run", "print x", "continue"], app)
-    assert re.search(r"hit Breakpoint 1, twice \(\) at twice\.cl:4\n", out), out
-    assert re.search(r"^\$1 = 21$", out, re.MULTILINE), out
-    assert "result [42.0]" in out, out
 
 
 BARRIER = """\
@@ -166,6 +142,56 @@ __kernel void reverse(__global float *a, __global pair *p, __local float *tile)
     p[get_global_id(0)] = q;
 }
 """
+
+# A barrier kernel (compiled from reverse.cl, recorded as kernel.cl) and a kernel of
+# hand-written SPIR-V with NonSemantic.Shader.DebugInfo.100 (twice.cl).
+TWO_KERNELS_APP = """\
+import numpy as np, spirvjit
+prog = spirvjit.compile_opencl(open({source!r}).read(), options=["-g"])
+a = np.arange(16, dtype=np.float32)
+p = np.zeros(16, np.dtype([("lo", np.float32), ("count", np.int32)]))
+prog.reverse(a, p, spirvjit.LocalMemory(4 * 8), global_size=16, local_size=8)
+print("result", a.tolist())
+prog = spirvjit.load_spirv(open({spirv!r}, "rb").read())
+a = np.array([21.0], np.float32)
+prog.twice(a, global_size=1)
+print("result", a.tolist())
+"""
+
+
+@translator
+@gdb
+@pytest.mark.skipif(find_tool("spirv-as") is None, reason="needs spirv-as (spirv-tools)")
+def test_gdb_in_a_barrier_kernel_and_on_nonsemantic_debug_info(tmp_path):
+    """A barrier kernel runs as step functions with its variables in a per-work-item
+    frame: after the barrier they are still found (declared through their slot). SPIR-V
+    from elsewhere: DebugLine, DebugFunctionDefinition and DebugDeclare of
+    NonSemantic.Shader.DebugInfo.100 (literals as constants)."""
+    (tmp_path / "reverse.cl").write_text(BARRIER)
+    spirv = tmp_path / "twice.spv"
+    asm = ROOT / "tests" / "data" / "debuginfo" / "twice_nonsemantic.spvasm"
+    subprocess.run(
+        [find_tool("spirv-as"), "--target-env", "spv1.2", str(asm), "-o", str(spirv)],
+        check=True,
+    )
+    app = TWO_KERNELS_APP.format(source=str(tmp_path / "reverse.cl"), spirv=str(spirv))
+    commands = ["break kernel.cl:10 if spirvjit_gid[0] == 10", "break twice.cl:4", "run"]
+    commands += ["print q", "print w", "print l", "print tile[0]@8", "print spirvjit_lid"]
+    commands += ["delete 1", "continue", "print x", "continue"]
+    out = _gdb(tmp_path, commands, app)
+    assert re.search(r"hit Breakpoint 1, reverse \(\) at kernel\.cl:10\n", out), out
+    assert re.search(r"hit Breakpoint 2, twice \(\) at twice\.cl:4\n", out), out
+    values = [v for _, v in re.findall(r"^\$(\d+) = (.*)$", out, re.MULTILINE)]
+    assert values == [
+        "{lo = 26, count = 2}",  # tile[8 - 1 - 2] of the second group: 2 * 13
+        "{10, 10, 10, 10, 10, 10, 10, 10}",
+        "2",
+        "{16, 18, 20, 22, 24, 26, 28, 30}",
+        "{2, 0, 0}",
+        "21",
+    ], out
+    assert "result [14.0, 12.0, 10.0" in out, out
+    assert "result [42.0]" in out, out
 
 
 @translator
