@@ -18,11 +18,13 @@ What becomes what:
   ``spirvjit_lid`` (``size_t[3]``): the work-item's global and local id, so that gdb can
   ``print spirvjit_gid`` or ``break kernel.cl:7 if spirvjit_gid[0] == 5``.
 
-Not mapped: lexical blocks (variables are scoped to their function: shadowed names in
-nested blocks are ambiguous), inlined-at chains (code inlined by the producer carries the
-callee's lines in the caller's frame), DebugExpression operations (dropped: the
-OpenCL.DebugInfo.100 ``Constu 0, Swap, Xderef`` address-space idiom is the only one
-producers emit), enums and function types (variables of those types are left out).
+Lexical blocks (DebugLexicalBlock, DebugScope) become DILexicalBlocks, so a variable is
+visible where the source declares it. Not mapped: inlined-at chains (code inlined by the
+producer, or into a barrier kernel's step function, carries the callee's lines in the
+caller's frame, and the callee's variables become the caller's), DebugExpression
+operations (dropped: the OpenCL.DebugInfo.100 ``Constu 0, Swap, Xderef`` address-space
+idiom is the only one producers emit), enums and function types (variables of those
+types are left out).
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ _TYPE_COMPOSITE = 10
 _TYPE_MEMBER = 11
 _FUNCTION = 20
 _LEXICAL_BLOCK = 21
+_SCOPE = 23
+_NO_SCOPE = 24
 _LOCAL_VARIABLE = 26
 _DECLARE = 28
 _VALUE = 29
@@ -128,6 +132,7 @@ class DebugInfo:
         self._types: dict[int, tuple[ir.DIValue, int] | None] = {}
         self.subprograms: dict[int, ir.DIValue] = {}  # OpFunction id -> DISubprogram
         self._sp_files: dict[int, ir.DIValue] = {}  # OpFunction id -> its DIFile
+        self._blocks: dict[tuple[int, int], ir.DIValue] = {}  # (function, scope) -> block
         self._declare_fn: ir.Function | None = None
         self._value_fn: ir.Function | None = None
         self.cu = self._compile_unit()
@@ -377,6 +382,35 @@ class DebugInfo:
         # DebugLexicalBlock: Source, Line, Column, Parent, [Name]
         return self._function_of(found[1][3], depth + 1)
 
+    def _scope(self, scope_id: int, t: FunctionTranslator, depth: int = 0) -> ir.DIValue:
+        """The LLVM scope of a debug scope in the function ``t`` translates: its
+        subprogram, or a DILexicalBlock in it. A scope of another function (code inlined
+        here) is the subprogram."""
+        sp = self.subprograms[t.fn.id]
+        found = self.ext.get(scope_id)
+        if (
+            found is None
+            or found[0] != _LEXICAL_BLOCK
+            or depth > 64
+            or self._function_of(scope_id) != t.fn.id
+        ):
+            return sp
+        key = (t.fn.id, scope_id)
+        node = self._blocks.get(key)
+        if node is None:
+            _, args, ns = found  # Source, Line, Column, Parent, [Name]
+            node = self._blocks[key] = self.ll.add_debug_info(
+                "DILexicalBlock",
+                {
+                    "scope": self._scope(args[3], t, depth + 1),
+                    "file": self._source_file(args[0]) or self._sp_files[t.fn.id],
+                    "line": self._literal(args[1], ns),
+                    "column": self._literal(args[2], ns),
+                },
+                is_distinct=True,
+            )
+        return node
+
     def _variable(self, var_id: int, t: FunctionTranslator) -> ir.DIValue | None:
         found = self.ext.get(var_id)
         if found is None or found[0] != _LOCAL_VARIABLE:
@@ -393,7 +427,7 @@ class DebugInfo:
         own = self._function_of(args[5]) == t.fn.id
         operands = {
             "name": self._string(args[0]),
-            "scope": sp,
+            "scope": self._scope(args[5], t) if own else sp,
             "file": self._source_file(args[2]) or self._sp_files[t.fn.id],
             "line": self._literal(args[3], ns),
             "type": var_type[0],
@@ -407,6 +441,12 @@ class DebugInfo:
         """A debug instruction in a function body: DebugDeclare and DebugValue become
         ``llvm.dbg.*`` calls; the others (scopes, lines) are read elsewhere or dropped."""
         number, args = inst.operands[1], inst.operands[2:]
+        if number == _SCOPE and args:
+            t.debug_scope = self._scope(args[0], t)
+            return
+        if number == _NO_SCOPE:
+            t.debug_scope = None
+            return
         if number not in (_DECLARE, _VALUE) or len(args) < 2:
             return
         variable = self._variable(args[0], t)

@@ -111,6 +111,7 @@ class FunctionTranslator:
         self.workitem = WorkItem(mt.abi, self.b, self.hidden)
         self.current: Instruction | None = None
         self.subprogram = None  # the DISubprogram of a debug translation
+        self.debug_scope = None  # its DILexicalBlock now (DebugScope), None: subprogram
         self.current_label: int | None = None
         self.frame: Frame | None = None
         if stepped is not None:
@@ -134,10 +135,12 @@ class FunctionTranslator:
         for block in self.fn.blocks:
             self.b.position_at_end(self.blocks[block.label_id])
             self.current_label = block.label_id
+            self.debug_scope = None  # DebugScope: until the block's end
             for inst in block.instructions:
                 self.current = inst
                 if self.subprogram is not None:
-                    self.b.debug_metadata = debug.location(inst, self.subprogram)
+                    scope = self.debug_scope or self.subprogram
+                    self.b.debug_metadata = debug.location(inst, scope)
                 if self.frame is not None and inst.opname != "OpPhi":
                     self.frame.flush_phis()
                 self._translate(inst)

@@ -61,7 +61,9 @@ def _gdb(tmp_path: Path, commands: list[str], app_text: str | None = None) -> st
     (tmp_path / "kernel.cl").write_text(KERNEL)
     app = tmp_path / "app.py"
     app.write_text(app_text or APP.format(source=str(tmp_path / "kernel.cl")))
-    cmd = ["gdb", "-q", "-nx", "-batch", "-ex", "set breakpoint pending on"]
+    # -nx: no gdbinit of the user; no debuginfod (no network in CI, nothing to fetch).
+    cmd = ["gdb", "-q", "-nx", "-batch", "-iex", "set debuginfod enabled off"]
+    cmd += ["-ex", "set breakpoint pending on"]
     for command in commands:
         cmd += ["-ex", command]
     cmd += ["--args", sys.executable, str(app)]

@@ -69,9 +69,9 @@ def traced() -> bool:
 def wanted(module) -> bool:
     """Whether kernels of SPIR-V ``module`` load in debug mode now (see the module doc)."""
     setting = os.environ.get("SPIRVJIT_DEBUG_INFO", "").strip()
-    if setting == "0" or not has_debug_info(module):
+    if setting == "0" or (setting in ("", "auto") and not traced()):
         return False
-    return setting not in ("", "auto") or traced()
+    return has_debug_info(module)  # last: it reads the whole module
 
 
 def without_vex(module: ir.Module) -> None:
