@@ -193,10 +193,6 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
-    def _checked_translated(self) -> Translation:
-        """The module translated with bounds checks (checked mode, translate/checks.py)."""
-        return self._variant_translated(("spirvjit:check",))
-
     def _translation_for(self, specialization: tuple) -> Translation:
         """The translation a kernel variant is compiled from."""
         extra = tuple(

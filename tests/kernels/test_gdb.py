@@ -240,6 +240,32 @@ def test_debug_mode_kernels_share_program_scope_variables(monkeypatch):
     assert prog.global_variable("counter")[()] == 8
 
 
+@translator
+def test_debug_mode_is_chosen_by_the_setting_the_debugger_and_line_information(monkeypatch):
+    from spirvjit.backends.cpu import debugload
+
+    with_lines = spirvjit.compile_opencl(GLOBALS, options=["-g"]).module
+    without = spirvjit.compile_opencl(GLOBALS).module  # clang-22: no OpLine
+    monkeypatch.setattr(debugload, "traced", lambda: False)
+    monkeypatch.delenv("SPIRVJIT_DEBUG_INFO", raising=False)
+    assert not debugload.wanted(with_lines)
+    monkeypatch.setattr(debugload, "traced", lambda: True)  # under gdb
+    assert debugload.wanted(with_lines) and not debugload.wanted(without)
+    monkeypatch.setenv("SPIRVJIT_DEBUG_INFO", "0")
+    assert not debugload.wanted(with_lines)
+    monkeypatch.setattr(debugload, "traced", lambda: False)
+    monkeypatch.setenv("SPIRVJIT_DEBUG_INFO", "1")
+    assert debugload.wanted(with_lines) and not debugload.wanted(without)
+
+
+def test_traced_reads_this_process_status():
+    from spirvjit.backends.cpu.debugload import traced
+
+    with open("/proc/self/status") as f:
+        tracer = next(line.split()[1] for line in f if line.startswith("TracerPid:"))
+    assert traced() == (tracer != "0")
+
+
 def test_minus_g_chooses_the_translator_producer():
     assert wants_debug_info(["-g"]) and wants_debug_info(["-DX=1", "-gdwarf-5"])
     assert not wants_debug_info(["-g", "-g0"]) and not wants_debug_info(["-O2"])
