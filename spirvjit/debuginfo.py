@@ -105,6 +105,7 @@ def interleave_source(disassembly: str, sources: dict[str, list[str]]) -> str:
     ``; file:line: text`` comment. ``sources``: file name (as OpString names it, or its
     base name) -> the file's lines. A line shows once per run of OpLines naming it."""
     strings: dict[str, str] = {}
+    shader = _ShaderLines()
     out: list[str] = []
     last = None
     for line in disassembly.splitlines():
@@ -112,9 +113,10 @@ def interleave_source(disassembly: str, sources: dict[str, list[str]]) -> str:
         if found:
             strings[found.group(1)] = found.group(2)
         found = _OPLINE.match(line)
-        if found:
-            path = strings.get(found.group(1), found.group(1))
-            number = int(found.group(2))
+        located = (found.group(1), int(found.group(2))) if found else shader.read(line)
+        if located:
+            path = strings.get(located[0], located[0])
+            number = located[1]
             lines = sources.get(path) or sources.get(os.path.basename(path))
             if number and (path, number) != last:
                 last = (path, number)
@@ -122,6 +124,42 @@ def interleave_source(disassembly: str, sources: dict[str, list[str]]) -> str:
                 out.append(f"; {os.path.basename(path)}:{number}: {text.strip()}")
         out.append(line)
     return "\n".join(out) + "\n"
+
+
+_SHADER_IMPORT = re.compile(r'^\s*(%\S+) = OpExtInstImport "NonSemantic\.Shader\.DebugInfo\.100"')
+_CONSTANT = re.compile(r"^\s*(%\S+) = OpConstant \S+ (\d+)\s*$")
+_SHADER_SOURCE = re.compile(r"^\s*(%\S+) = OpExtInst \S+ (%\S+) (?:35|DebugSource) (%\S+)")
+_SHADER_LINE = re.compile(r"^\s*(?:%\S+ = )?OpExtInst \S+ (%\S+) (?:103|DebugLine) (%\S+) (%\S+)")
+
+
+class _ShaderLines:
+    """NonSemantic.Shader.DebugInfo.100 DebugLine in SPIR-V assembly (spirvjit's, which
+    numbers the instructions, or spirv-dis's, which names them)."""
+
+    def __init__(self) -> None:
+        self.sets: set[str] = set()
+        self.constants: dict[str, int] = {}
+        self.files: dict[str, str] = {}  # DebugSource -> its file's OpString
+
+    def read(self, line: str) -> tuple[str, int] | None:
+        """(file OpString, line number) of a DebugLine; None for any other line."""
+        if found := _SHADER_IMPORT.match(line):
+            self.sets.add(found.group(1))
+        elif found := _CONSTANT.match(line):
+            self.constants[found.group(1)] = int(found.group(2))
+        elif (found := _SHADER_SOURCE.match(line)) and found.group(2) in self.sets:
+            self.files[found.group(1)] = found.group(3)
+        elif (found := _SHADER_LINE.match(line)) and found.group(1) in self.sets:
+            source = self.files.get(found.group(2))
+            if source is not None:
+                return source, self.constants.get(found.group(3), 0)
+        return None
+
+
+def has_lines(disassembly: str) -> bool:
+    """Whether SPIR-V assembly has line information (OpLine, DebugLine)."""
+    shader = _ShaderLines()
+    return any(_OPLINE.match(text) or shader.read(text) for text in disassembly.splitlines())
 
 
 def source_files(disassembly: str, extra: dict[str, str] | None = None) -> dict[str, list[str]]:

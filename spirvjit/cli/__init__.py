@@ -92,13 +92,14 @@ def _run_dis(args: argparse.Namespace) -> int:
 
 
 def _with_source(args: argparse.Namespace, data: bytes, text: str) -> str:
-    from ..debuginfo import interleave_source, source_files
+    from ..debuginfo import has_lines, interleave_source, source_files
 
     extra = _source_texts(args, data)
-    if "OpLine" not in text:
+    if not has_lines(text):
         sys.stderr.write(
-            "spirvjit dis: the module has no OpLine (compile with -g and "
-            "producer='translator': clang-22's SPIR-V back end emits no line information)\n"
+            "spirvjit dis: the module has no OpLine nor DebugLine (compile with -g: "
+            "clang-22's SPIR-V back end emits no line information, the translator "
+            "producer does)\n"
         )
     return interleave_source(text, source_files(text, extra))
 

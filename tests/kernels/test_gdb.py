@@ -297,3 +297,25 @@ def test_dis_source_with_target_needs_line_information(tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode != 0
     assert "no line information" in done.stderr
+
+
+@pytest.mark.skipif(find_tool("spirv-as") is None, reason="needs spirv-as (spirv-tools)")
+def test_dis_source_reads_nonsemantic_debug_lines(tmp_path):
+    spirv = tmp_path / "twice.spv"
+    asm = ROOT / "tests" / "data" / "debuginfo" / "twice_nonsemantic.spvasm"
+    subprocess.run(
+        [find_tool("spirv-as"), "--target-env", "spv1.2", str(asm), "-o", str(spirv)],
+        check=True,
+    )
+    source = tmp_path / "twice.cl"
+    source.write_text(
+        "__kernel void twice(__global float *a)\n{\n    float x = a[0];\n    a[0] = x * 2.0f;\n}\n"
+    )
+    cmd = [sys.executable, "-m", "spirvjit", "dis", str(spirv), "--source", str(source)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("; twice.cl:4: a[0] = x * 2.0f;")
+    assert " 103 " in lines[at + 1]  # the DebugLine naming line 4
+    assert "; twice.cl:3: float x = a[0];" in lines
