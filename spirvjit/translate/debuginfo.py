@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
 
 from ..debuginfo import line_table
 from ..spirv.module import Instruction
@@ -133,6 +134,7 @@ class DebugInfo:
         self.subprograms: dict[int, ir.DIValue] = {}  # OpFunction id -> DISubprogram
         self._sp_files: dict[int, ir.DIValue] = {}  # OpFunction id -> its DIFile
         self._blocks: dict[tuple[int, int], ir.DIValue] = {}  # (function, scope) -> block
+        self._sp_lines: dict[int, int] = {}  # OpFunction id -> its line
         self._declare_fn: ir.Function | None = None
         self._value_fn: ir.Function | None = None
         self.cu = self._compile_unit()
@@ -199,7 +201,11 @@ class DebugInfo:
             {
                 "language": ir.DIToken("DW_LANG_OpenCL"),
                 "file": file,
-                "producer": "spirvjit",
+                # gdb skips a function's prologue by its line table only for code of
+                # LLVM's ("clang " producers); for others it looks for a frame-pointer
+                # push, which this code lacks, and stops before the parameters are
+                # stored (showing stale values).
+                "producer": f"clang (spirvjit, LLVM {'.'.join(map(str, llvm_version_info))})",
                 "isOptimized": False,
                 "runtimeVersion": 0,
                 "emissionKind": ir.DIToken("FullDebug"),
@@ -253,13 +259,42 @@ class DebugInfo:
         llfn.set_metadata("dbg", sp)
         self.subprograms[fn.id] = sp
         self._sp_files[fn.id] = file
+        self._sp_lines[fn.id] = line
         return sp
 
-    def location(self, inst: Instruction | None, sp: ir.DIValue) -> ir.DIValue:
-        """The DILocation of ``inst`` in subprogram ``sp`` (line 0 where it has none)."""
+    def location(
+        self, inst: Instruction | None, scope: ir.DIValue, t: FunctionTranslator
+    ) -> ir.DIValue | None:
+        """The DILocation of ``inst`` (None: the function's entry code) in ``scope``.
+
+        Code before the function's first located instruction (the work-item ids, the
+        producer's spills of parameters) is the prologue: it gets no location, as a C
+        compiler's prologue, so that LLVM marks the end of the prologue at the first
+        line and gdb, stepping into the function or breaking on it, stops there (with
+        the parameters in place). Later code without a line gets line 0."""
         found = self.lines.get(inst.offset) if inst is not None else None
-        line, column = (found[1], found[2]) if found else (0, 0)
-        return self.ll.add_debug_info("DILocation", {"line": line, "column": column, "scope": sp})
+        if found:
+            t.debug_prologue = False
+            line, column = found[1], found[2]
+        elif inst is None or getattr(t, "debug_prologue", True):
+            return None
+        else:
+            line, column = 0, 0
+        return self.ll.add_debug_info(
+            "DILocation", {"line": line, "column": column, "scope": scope}
+        )
+
+    def finish(self, t: FunctionTranslator) -> None:
+        """Gives the calls of the prologue (``llvm.dbg.declare``, helper functions) the
+        function's line: LLVM wants a location on every such call."""
+        located = self.ll.add_debug_info(
+            "DILocation",
+            {"line": self._sp_lines.get(t.fn.id, 0), "column": 0, "scope": t.subprogram},
+        )
+        for block in t.llfn.blocks:
+            for instr in block.instructions:
+                if isinstance(instr, ir.CallInstr) and "dbg" not in instr.metadata:
+                    instr.set_metadata("dbg", located)
 
     # -- types -----------------------------------------------------------------------
 

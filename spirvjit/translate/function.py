@@ -129,7 +129,7 @@ class FunctionTranslator:
         debug = self.mt.debug
         self.subprogram = debug.subprogram(self.fn, self.llfn) if debug else None
         if self.subprogram is not None:  # a debug translation (translate/debuginfo.py)
-            self.alloca_builder.debug_metadata = debug.location(None, self.subprogram)
+            self.alloca_builder.debug_metadata = debug.location(None, self.subprogram, self)
             self.b.debug_metadata = self.alloca_builder.debug_metadata
             debug.workitem_variables(self, self.subprogram)
         for block in self.fn.blocks:
@@ -140,12 +140,14 @@ class FunctionTranslator:
                 self.current = inst
                 if self.subprogram is not None:
                     scope = self.debug_scope or self.subprogram
-                    self.b.debug_metadata = debug.location(inst, scope)
+                    self.b.debug_metadata = debug.location(inst, scope, self)
                 if self.frame is not None and inst.opname != "OpPhi":
                     self.frame.flush_phis()
                 self._translate(inst)
             self.block_ends[block.label_id] = self.b.block
         self._patch_phis()
+        if self.subprogram is not None:
+            self.mt.debug.finish(self)
         # The alloca block falls through to the SPIR-V entry block, or in a step
         # function to the block the state says to resume at.
         self.alloca_builder.position_at_end(self.alloca_block)

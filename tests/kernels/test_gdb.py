@@ -145,9 +145,10 @@ __kernel void reverse(__global float *a, __global pair *p, __local float *tile)
 }
 """
 
-# A barrier kernel (compiled from reverse.cl, recorded as kernel.cl) and a kernel of
-# hand-written SPIR-V with NonSemantic.Shader.DebugInfo.100 (twice.cl).
-TWO_KERNELS_APP = """\
+# A barrier kernel (compiled from reverse.cl, recorded as kernel.cl), a kernel of
+# hand-written SPIR-V with NonSemantic.Shader.DebugInfo.100 (twice.cl) and one calling a
+# helper function (helper.cl).
+THREE_KERNELS_APP = """\
 import numpy as np, spirvjit
 prog = spirvjit.compile_opencl(open({source!r}).read(), options=["-g"])
 a = np.arange(16, dtype=np.float32)
@@ -158,13 +159,28 @@ prog = spirvjit.load_spirv(open({spirv!r}, "rb").read())
 a = np.array([21.0], np.float32)
 prog.twice(a, global_size=1)
 print("result", a.tolist())
+prog = spirvjit.compile_opencl({helper!r}, options=["-g"], filename="helper.cl")
+a = np.arange(4, dtype=np.float32) + 10
+prog.use(a, global_size=4)
+print("result", a.tolist())
+"""
+
+# A helper function (not inlined at -O0): gdb stops on it after its prologue, with its
+# parameter stored.
+HELPER = """\
+float halve(float x)
+{
+    float y = x / 2.0f;
+    return y;
+}
+__kernel void use(__global float *a) { a[get_global_id(0)] = halve(a[get_global_id(0)]); }
 """
 
 
 @translator
 @gdb
 @pytest.mark.skipif(find_tool("spirv-as") is None, reason="needs spirv-as (spirv-tools)")
-def test_gdb_in_a_barrier_kernel_and_on_nonsemantic_debug_info(tmp_path):
+def test_gdb_in_a_barrier_kernel_nonsemantic_debug_info_and_a_helper(tmp_path):
     """A barrier kernel runs as step functions with its variables in a per-work-item
     frame: after the barrier they are still found (declared through their slot). SPIR-V
     from elsewhere: DebugLine, DebugFunctionDefinition and DebugDeclare of
@@ -176,10 +192,14 @@ def test_gdb_in_a_barrier_kernel_and_on_nonsemantic_debug_info(tmp_path):
         [find_tool("spirv-as"), "--target-env", "spv1.2", str(asm), "-o", str(spirv)],
         check=True,
     )
-    app = TWO_KERNELS_APP.format(source=str(tmp_path / "reverse.cl"), spirv=str(spirv))
+    app = THREE_KERNELS_APP.format(
+        source=str(tmp_path / "reverse.cl"), spirv=str(spirv), helper=HELPER
+    )
     commands = ["break kernel.cl:10 if spirvjit_gid[0] == 10", "break twice.cl:4", "run"]
     commands += ["print q", "print w", "print l", "print tile[0]@8", "print spirvjit_lid"]
-    commands += ["delete 1", "continue", "print x", "continue"]
+    commands += ["delete 1", "break halve if spirvjit_gid[0] == 2", "continue", "print x"]
+    commands += ["continue", "print x", "print spirvjit_gid", "next", "print y", "delete"]
+    commands += ["continue"]
     out = _gdb(tmp_path, commands, app)
     assert re.search(r"hit Breakpoint 1, reverse \(\) at kernel\.cl:10\n", out), out
     assert re.search(r"hit Breakpoint 2, twice \(\) at twice\.cl:4\n", out), out
@@ -191,9 +211,14 @@ def test_gdb_in_a_barrier_kernel_and_on_nonsemantic_debug_info(tmp_path):
         "{16, 18, 20, 22, 24, 26, 28, 30}",
         "{2, 0, 0}",
         "21",
+        "12",  # a[2] + 10, on entering halve (its prologue skipped)
+        "{2, 0, 0}",
+        "6",
     ], out
+    assert re.search(r"hit Breakpoint 3, halve \(x=12\) at helper\.cl:3\n", out), out
     assert "result [14.0, 12.0, 10.0" in out, out
     assert "result [42.0]" in out, out
+    assert "result [5.0, 5.5, 6.0, 6.5]" in out, out
 
 
 @translator

@@ -79,9 +79,13 @@ class CpuBackend(Backend):
         return codegen.optimize(module, target)
 
     def emit(self, module, target: Target, what: str) -> bytes:
+        if debugload.is_debug_module(module):
+            return debugload.emit_object(module, target)
         return codegen.emit_object(module, target)
 
     def assembly(self, module, target: Target) -> str:
+        if debugload.is_debug_module(module):
+            return debugload.emit_assembly(module, target)
         return codegen.emit_assembly(module, target)
 
     # ----- runtime side --------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
 import itertools
 import os
 import re
@@ -36,13 +37,14 @@ import tempfile
 import threading
 from collections.abc import Mapping
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ...errors import CompileError
 from ...target import Target
 from ...toolchain import require_tool
 from ...translate.debuginfo import has_debug_info
-from . import objcheck
+from . import codegen, objcheck
 from .codegen import LoadedCode
 
 DEBUG_OPTION = "spirvjit:debug"
@@ -72,6 +74,37 @@ def wanted(module) -> bool:
     if setting == "0" or (setting in ("", "auto") and not traced()):
         return False
     return has_debug_info(module)  # last: it reads the whole module
+
+
+def is_debug_module(module: llvm.ModuleRef) -> bool:
+    """Whether ``module`` is a debug-mode kernel (jit._optimized names it so)."""
+    from ...jit import DEBUG_MODULE_SUFFIX
+
+    return module.name.endswith(DEBUG_MODULE_SUFFIX)
+
+
+@functools.cache
+def _target_machine(target: Target) -> llvm.TargetMachine:
+    """``target``'s machine at -O0: no instruction scheduling or sinking, every value
+    in its stack slot between lines, so that gdb's line steps and prologue skipping
+    find each line's code in order (at -O3 the ids computed at a function's entry
+    are scheduled among its first lines)."""
+    codegen.target_machine(target)  # initializes LLVM's native target
+    llvm_target = llvm.Target.from_triple(target.triple)
+    return llvm_target.create_target_machine(
+        cpu=target.arch, features=target.features, opt=0, reloc="pic", codemodel="default"
+    )
+
+
+def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
+    try:
+        return _target_machine(target).emit_object(module)
+    except RuntimeError as exc:
+        raise CompileError(f"LLVM failed to emit code for {module.name}", str(exc)) from None
+
+
+def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
+    return _target_machine(target).emit_assembly(module)
 
 
 def without_vex(module: ir.Module) -> None:
