@@ -21,7 +21,8 @@ Producers:
     --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc -o kernel.spv``: the
     Khronos translator route, kept so the runtime is tested against a second,
     independent SPIR-V producer. The vectorizers are off: vectorizing across work-items
-    is the JIT's job, not the producer's.
+    is the JIT's job, not the producer's. With ``-g`` and no ``-O`` option the first
+    step runs at ``-O0`` instead, so that variables stay printable in gdb.
 
 User options (``-D``, ``-I``, ``-cl-fast-relaxed-math``, ``-cl-std=...``, ...) are
 passed through unchanged after the defaults, so they win over them. The second step
@@ -43,6 +44,22 @@ from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
+
+
+def wants_debug_info(options: Sequence[str]) -> bool:
+    """Whether clang ``options`` ask for debug information (``-g``, ``-g2``, ``-gdwarf-5``)."""
+    debug = False
+    for option in options:
+        if option.startswith("-g") and option != "-gno-column-info":
+            debug = not option.startswith("-g0") and not option.startswith("-gno-")
+    return debug
+
+
+def default_producer(options: Sequence[str]) -> str:
+    """The producer compile_opencl uses when none is named: the translator for ``-g``
+    (clang-22's SPIR-V back end emits no OpLine nor variable information), else clang."""
+    return "translator" if wants_debug_info(options) else "clang"
+
 
 # Generous: a pathological kernel can take a while at -O2, but a hung compiler
 # must not hang the caller forever.
@@ -176,6 +193,9 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     ll, bc = os.path.join(tmp, "out.ll"), os.path.join(tmp, "out.bc")
     cmd = [clang15, "-target", "spir64", "-S", "-emit-llvm", "-O2", *_TRANSLATOR_FLAGS]
     cmd += ["-cl-kernel-arg-info", *_std_options(options)]
+    if wants_debug_info(options) and not any(re.fullmatch(r"-O.*", o) for o in options):
+        # Debugging wants every variable in memory and every line its own code.
+        cmd.append("-O0")
     run_compiler([*cmd, *options, src, "-o", ll], "compile", name, tmp)
     with open(ll, encoding="utf-8") as f:
         ir_text = f.read()

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import SpirvError
 from ..spirv.grammar import Decoration, LinkageType, Op, Scope
 from ..spirv.module import Block, Function, Instruction, Module
+from .debuginfo import remap_debug_operands
 
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
 _BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
@@ -260,7 +261,8 @@ def _instantiate(
                 returns.append((mapping.get(inst.operands[0], inst.operands[0]), label))
                 body.append(_branch(resume, inst.offset))
             else:
-                body.append(ids.define(_remap(inst, mapping)))
+                inst = remap_debug_operands(module, _remap(inst, mapping), mapping)
+                body.append(ids.define(inst))
         blocks.append(Block(label, body, block.offset))
     return blocks, returns
 

@@ -110,6 +110,8 @@ class FunctionTranslator:
         self.alloca_builder = ir.IRBuilder(self.alloca_block)
         self.workitem = WorkItem(mt.abi, self.b, self.hidden)
         self.current: Instruction | None = None
+        self.subprogram = None  # the DISubprogram of a debug translation
+        self.debug_scope = None  # its DILexicalBlock now (DebugScope), None: subprogram
         self.current_label: int | None = None
         self.frame: Frame | None = None
         if stepped is not None:
@@ -124,16 +126,28 @@ class FunctionTranslator:
                 self._llvm_name(block.label_id)
             )
         self.alloca_builder.position_at_end(self.alloca_block)
+        debug = self.mt.debug
+        self.subprogram = debug.subprogram(self.fn, self.llfn) if debug else None
+        if self.subprogram is not None:  # a debug translation (translate/debuginfo.py)
+            self.alloca_builder.debug_metadata = debug.location(None, self.subprogram, self)
+            self.b.debug_metadata = self.alloca_builder.debug_metadata
+            debug.workitem_variables(self, self.subprogram)
         for block in self.fn.blocks:
             self.b.position_at_end(self.blocks[block.label_id])
             self.current_label = block.label_id
+            self.debug_scope = None  # DebugScope: until the block's end
             for inst in block.instructions:
                 self.current = inst
+                if self.subprogram is not None:
+                    scope = self.debug_scope or self.subprogram
+                    self.b.debug_metadata = debug.location(inst, scope, self)
                 if self.frame is not None and inst.opname != "OpPhi":
                     self.frame.flush_phis()
                 self._translate(inst)
             self.block_ends[block.label_id] = self.b.block
         self._patch_phis()
+        if self.subprogram is not None:
+            self.mt.debug.finish(self)
         # The alloca block falls through to the SPIR-V entry block, or in a step
         # function to the block the state says to resume at.
         self.alloca_builder.position_at_end(self.alloca_block)
@@ -148,6 +162,10 @@ class FunctionTranslator:
     def _translate(self, inst: Instruction) -> None:
         name = inst.opname
         if name in IGNORED:
+            return
+        debug = self.mt.debug
+        if self.subprogram is not None and name == "OpExtInst" and inst.operands[0] in debug.sets:
+            debug.instruction(self, inst)  # DebugDeclare, DebugValue
             return
         handler = HANDLERS.get(name)
         if handler is None:

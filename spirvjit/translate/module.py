@@ -44,6 +44,7 @@ from .arg_types import DeclaredArg, declared_args, read_declared_args
 from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
+from .debuginfo import DebugInfo
 from .dynamic_shared import dynamic_offset, gpu_dynamic_shared, is_dynamic_shared
 from .function import FunctionTranslator
 from .signature import KernelArg, KernelSignature
@@ -109,6 +110,8 @@ class ModuleTranslator:
         self.static_local_bytes = 0
         self.private_space = abi.address_space(StorageClass.Function)
         self._check_module(spec_constants or {})
+        # Debug translations (the CPU backend's debug mode) carry DWARF metadata.
+        self.debug = DebugInfo(self) if getattr(abi, "debug_info", False) else None
 
     # -- checks ----------------------------------------------------------------------
 

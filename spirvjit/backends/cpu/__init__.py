@@ -21,7 +21,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen
+from . import codegen, debugload
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -47,6 +47,7 @@ class CpuBackend(Backend):
             target.triple,
             str(codegen.target_machine(target).target_data),
             checked=CHECK_OPTION in options,
+            debug_info=debugload.DEBUG_OPTION in options,
         )
 
     def translate_program(
@@ -62,6 +63,8 @@ class CpuBackend(Backend):
                 f"{prefix}.k{index}",
                 abi if abi.checked else None,
             )
+        if abi.debug_info:
+            debugload.without_vex(translation.module)
         return translation
 
     def kernel_symbol(self, module, prefix: str, kernel: str) -> str:
@@ -76,9 +79,13 @@ class CpuBackend(Backend):
         return codegen.optimize(module, target)
 
     def emit(self, module, target: Target, what: str) -> bytes:
+        if debugload.is_debug_module(module):
+            return debugload.emit_object(module, target)
         return codegen.emit_object(module, target)
 
     def assembly(self, module, target: Target) -> str:
+        if debugload.is_debug_module(module):
+            return debugload.emit_assembly(module, target)
         return codegen.emit_assembly(module, target)
 
     # ----- runtime side --------------------------------------------------------------
@@ -98,11 +105,24 @@ class CpuBackend(Backend):
             program = program.for_target(device.target)
         times = StageTimes()
         specialization = CHECK_SPECIALIZATION if check else ()
+        debug = debugload.wanted(program.module)
+        if debug:  # under gdb, or SPIRVJIT_DEBUG_INFO=1: a shared object gdb can see
+            specialization += debugload.DEBUG_SPECIALIZATION
         obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
         data = self._data_library(program)
         while True:  # at most: native, then cached, then compiled code
             try:
+                if debug:
+                    data_symbols = {
+                        g.name: self.data_address(program, g.name)
+                        for g in (program.translation().mutable_globals if data else ())
+                    }
+                    code = times.run(
+                        "load", debugload.load_kernel, program.target, kernel, obj, symbol,
+                        data_symbols,
+                    )  # fmt: skip
+                    break
                 code = times.run(
                     "load", codegen.load_kernel, program.target, f"{symbol}.lib", obj, symbol, data
                 )

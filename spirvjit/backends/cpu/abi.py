@@ -99,11 +99,15 @@ class CpuABI:
     fp32_divide_ulp = None
     fp32_sqrt_ulp = None
 
-    def __init__(self, triple: str, data_layout: str, checked: bool = False):
+    def __init__(
+        self, triple: str, data_layout: str, checked: bool = False, debug_info: bool = False
+    ):
         self.triple = triple
         self.data_layout = data_layout
         # Checked mode: memory accesses are bounds-checked (translate/checks.py).
         self.checked = checked
+        # Debug mode: DWARF from the module's debug information (translate/debuginfo.py).
+        self.debug_info = debug_info
 
     def check_table(self, builder: ir.IRBuilder, hidden: list[ir.Value]) -> ir.Value:
         """The launch's check table (checked mode)."""
