@@ -21,7 +21,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen
+from . import codegen, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -49,6 +49,10 @@ class CpuBackend(Backend):
             checked=CHECK_OPTION in options,
         )
 
+    def key_options(self, target: Target) -> tuple[str, ...]:
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 turns it off).
+        return () if vectorize.enabled() else ("wfv=off",)
+
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ):
@@ -61,6 +65,7 @@ class CpuBackend(Backend):
                 translation.kernels[name],
                 f"{prefix}.k{index}",
                 abi if abi.checked else None,
+                target.features,
             )
         return translation
 

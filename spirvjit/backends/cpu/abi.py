@@ -28,6 +28,7 @@ from llvmlite import ir
 
 from ...translate.signature import KernelSignature
 from . import guards as guard_split
+from . import vectorize as wfv
 
 log = logging.getLogger("spirvjit")
 
@@ -228,10 +229,12 @@ def emit_kernel_wrappers(
     signature: KernelSignature,
     symbol: str,
     checked_abi: CpuABI | None = None,
+    features: str | None = None,
 ) -> tuple[str, str]:
     """Adds the work-group function and the runner for one kernel; returns their names.
     ``checked_abi``: checked mode, where a barrier kernel's wrapper reports a barrier not
-    reached by every work-item of the group."""
+    reached by every work-item of the group. ``features``: the target's, for whole-function
+    vectorization (vectorize.py; None: not vectorized)."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     if signature.barrier_states:
@@ -239,7 +242,8 @@ def emit_kernel_wrappers(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
     else:
-        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+        wfv_features = None if checked_abi is not None else features
+        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
 
@@ -322,8 +326,30 @@ def _workgroup_signature(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
+def _vector_body(
+    module: ir.Module, kernel: ir.Function, features: str | None, main_range: bool
+) -> tuple[ir.Function | None, int]:
+    """The W-wide body of ``kernel`` (vectorize.py) and W, or (None, 0) where the
+    vectorizer is off or declines (the reason is logged and left in the IR)."""
+    if features is None or not wfv.enabled():
+        return None, 0
+    width = wfv.width_for(features)
+    try:
+        return wfv.vectorize(kernel, width, features, main_range, module.data_layout), width
+    except wfv.Declined as exc:
+        log.debug("%s: not vectorized across work-items: %s", kernel.name, exc)
+        kernel.blocks[0].instructions.insert(
+            0, ir.Comment(kernel.blocks[0], f"wfv declined: {exc}")
+        )
+        return None, 0
+
+
 def _emit_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    features: str | None = None,
 ) -> ir.Function:
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -337,7 +363,20 @@ def _emit_workgroup_function(
             kernel.name,
             len(guards),
         )
-        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards)
+        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards, features)
+        b.ret_void()
+        return fn
+    vector, width = (
+        (None, 0) if _called(module, kernel) else _vector_body(module, kernel, features, False)
+    )
+    if vector is not None:
+        log.debug("%s: vectorized across work-items, %d per instruction", kernel.name, width)
+        outer = _outer_loops(b, ctx, local_sizes, starts)
+        _emit_x_range(
+            b, ctx, kernel, kernel_args, starts, _I64_ZERO, local_sizes[0], None, vector, width
+        )
+        for loop in reversed(outer):
+            loop.close()
         b.ret_void()
         return fn
     loops = _work_item_loops(b, ctx, local_sizes, starts)
@@ -379,6 +418,7 @@ def _emit_split_work_items(
     local_sizes: list,
     starts: list,
     guards: list,
+    features: str | None = None,
 ) -> None:
     """The z and y loops, and in them two x loops: the main range [lo, hi), where every
     guard has its known value (the flag in the context says so, and the kernel's guards
@@ -390,16 +430,19 @@ def _emit_split_work_items(
         return kb.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
 
     guard_split.fold_guards(kernel, guards, read_flag)
+    vector, width = _vector_body(b.module, kernel, features, True)
     lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
-    outer = []
-    for d in (2, 1):
-        loop = _Loop(b, local_sizes[d], f"l{d}")
-        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
-        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
-        outer.append(loop)
+    outer = _outer_loops(b, ctx, local_sizes, starts)
+    if vector is not None:
+        log.debug(
+            "%s: main range vectorized across work-items, %d per instruction", kernel.name, width
+        )
+        _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
     for main in (True, False):
+        if main and vector is not None:
+            continue
         loop = _Loop(b, gap if main else rest, "main" if main else "rest")
         if main:
             lx = b.add(lo, loop.index)
@@ -414,6 +457,53 @@ def _emit_split_work_items(
         loop.close(None if main else _scalar_loop_metadata(b.module))
     for loop in reversed(outer):
         loop.close()
+
+
+_I64_ZERO = ir.Constant(I64, 0)
+
+
+def _outer_loops(b: ir.IRBuilder, ctx: ir.Value, local_sizes: list, starts: list) -> list:
+    """Opens the z and y loops over the group's work-items and sets their ids."""
+    outer = []
+    for d in (2, 1):
+        loop = _Loop(b, local_sizes[d], f"l{d}")
+        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        outer.append(loop)
+    return outer
+
+
+def _emit_x_range(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    kernel: ir.Function,
+    kernel_args: list,
+    starts: list,
+    lo: ir.Value,
+    count: ir.Value,
+    flag: int | None,
+    vector: ir.Function,
+    width: int,
+) -> None:
+    """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
+    its first lane and adds the lane number), then the remainder one by one."""
+    w = ir.Constant(I64, width)
+    chunks = b.udiv(count, w)
+
+    def run(body: ir.Function, lx: ir.Value) -> None:
+        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        if flag is not None:
+            b.store(ir.Constant(I64, flag), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+        b.call(body, [*kernel_args, ctx])
+
+    loop = _Loop(b, chunks, "wfv")
+    run(vector, b.add(lo, b.mul(loop.index, w)))
+    loop.close(_scalar_loop_metadata(b.module))
+    done = b.mul(chunks, w)
+    loop = _Loop(b, b.sub(count, done), "wfv.rest")
+    run(kernel, b.add(b.add(lo, done), loop.index))
+    loop.close(_scalar_loop_metadata(b.module))
 
 
 def _emit_stepped_workgroup_function(
