@@ -26,6 +26,7 @@ import logging
 
 from llvmlite import ir
 
+from ... import config
 from ...translate.signature import KernelSignature
 from . import guards as guard_split
 from . import vectorize as wfv
@@ -238,6 +239,8 @@ def emit_kernel_wrappers(
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     if signature.barrier_states:
+        # The step function's regions are not vectorized yet (vectorize.py).
+        kernel.wfv_note = "not vectorized across work-items: barriers"
         wg = _emit_stepped_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
@@ -330,18 +333,24 @@ def _vector_body(
     module: ir.Module, kernel: ir.Function, features: str | None, main_range: bool
 ) -> tuple[ir.Function | None, int]:
     """The W-wide body of ``kernel`` (vectorize.py) and W, or (None, 0) where the
-    vectorizer is off or declines (the reason is logged and left in the IR)."""
+    vectorizer is off or declines. The outcome is logged (SPIRVJIT_DEBUG), kept as
+    ``kernel.wfv_note`` (``spirvjit dis --target``) and, for a decline, as a comment in
+    the kernel's IR (SPIRVJIT_DUMP)."""
     if features is None or not wfv.enabled():
+        kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
         return None, 0
     width = wfv.width_for(features)
     try:
-        return wfv.vectorize(kernel, width, features, main_range, module.data_layout), width
+        vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout)
     except wfv.Declined as exc:
-        log.debug("%s: not vectorized across work-items: %s", kernel.name, exc)
-        kernel.blocks[0].instructions.insert(
-            0, ir.Comment(kernel.blocks[0], f"wfv declined: {exc}")
-        )
-        return None, 0
+        kernel.wfv_note = f"not vectorized across work-items: {exc}"
+        entry = kernel.blocks[0]
+        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {exc}"))
+    else:
+        kernel.wfv_note = f"vectorized across work-items, {width} per instruction"
+    if config.debug():
+        log.info("%s: %s", kernel.name, kernel.wfv_note)
+    return (vector, width) if kernel.wfv_note.startswith("vectorized") else (None, 0)
 
 
 def _emit_workgroup_function(
@@ -370,7 +379,6 @@ def _emit_workgroup_function(
         (None, 0) if _called(module, kernel) else _vector_body(module, kernel, features, False)
     )
     if vector is not None:
-        log.debug("%s: vectorized across work-items, %d per instruction", kernel.name, width)
         outer = _outer_loops(b, ctx, local_sizes, starts)
         _emit_x_range(
             b, ctx, kernel, kernel_args, starts, _I64_ZERO, local_sizes[0], None, vector, width
@@ -436,9 +444,6 @@ def _emit_split_work_items(
     rest = b.add(lo, b.sub(local_sizes[0], hi))
     outer = _outer_loops(b, ctx, local_sizes, starts)
     if vector is not None:
-        log.debug(
-            "%s: main range vectorized across work-items, %d per instruction", kernel.name, width
-        )
         _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
     for main in (True, False):
         if main and vector is not None:
