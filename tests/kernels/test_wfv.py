@@ -78,6 +78,14 @@ kernel void mathy(global const float *x, global float *out)
     out[i] = v > 0.0f ? sqrt(v) + fabs(v - 2.0f) : floor(v) * fmin(v, -1.5f);
 }
 
+kernel void atomics(global const int *a, global int *bins, global int *ticket, global int *old)
+{
+    int i = get_global_id(0);
+    if (a[i] % 3 != 0)                          /* under a divergent mask */
+        atomic_add(&bins[a[i] & 7], 1);
+    old[i] = atomic_inc(ticket);                /* the same address from every lane */
+}
+
 kernel void scatter_last(global int *out, global int *idx)
 {
     int i = get_global_id(0);
@@ -87,10 +95,19 @@ kernel void scatter_last(global int *out, global int *idx)
 """
 
 
+_PROGRAMS: dict[bool, spirvjit.Program] = {}
+
+
 def _build(monkeypatch, enabled: bool):
+    """The module translated with the vectorizer on or off (once per test session); the
+    variable stays set while the caller launches (it is part of the cache key)."""
     monkeypatch.setenv("SPIRVJIT_WFV", "1" if enabled else "0")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
-    return spirvjit.compile_opencl(SOURCE)
+    if enabled not in _PROGRAMS:
+        program = spirvjit.compile_opencl(SOURCE)
+        program.translation()  # now, under this setting
+        _PROGRAMS[enabled] = program
+    return _PROGRAMS[enabled]
 
 
 def _both(monkeypatch, name, make_args, **launch):
@@ -112,14 +129,13 @@ def _vectorized(monkeypatch, name: str) -> bool:
 
 
 def test_kernels_are_vectorized(monkeypatch):
-    for name in ("mandel", "branchy", "loops", "gemm", "mathy", "scatter_last"):
+    for name in ("mandel", "branchy", "loops", "gemm", "mathy", "atomics", "scatter_last"):
         assert _vectorized(monkeypatch, name), name
 
 
 def test_switch_off(monkeypatch):
-    monkeypatch.setenv("SPIRVJIT_WFV", "0")
+    program = _build(monkeypatch, False)
     assert not vectorize.enabled()
-    program = spirvjit.compile_opencl(SOURCE)
     assert not any(fn.name.endswith(".wfv") for fn in program.translation().module.functions)
 
 
@@ -201,3 +217,30 @@ def test_scatter(monkeypatch):
     (out, _) = _both(monkeypatch, "scatter_last", args, global_size=64)
     np.testing.assert_array_equal(out[perm], np.arange(64))
     assert out[64] == 1
+
+
+def test_atomics_lane_by_lane(monkeypatch):
+    n = 100
+    a = np.arange(n, dtype=np.int32) * 5 + 1
+
+    def args():
+        return [a.copy(), np.zeros(8, np.int32), np.zeros(1, np.int32), np.zeros(n, np.int32)]
+
+    # One group: its work-items run in x order on one thread, so the tickets are determined.
+    (_, bins, ticket, old) = _both(monkeypatch, "atomics", args, global_size=n, local_size=n)
+    expected = np.bincount((a[a % 3 != 0] & 7), minlength=8)
+    np.testing.assert_array_equal(bins, expected)
+    assert ticket[0] == n
+    np.testing.assert_array_equal(old, np.arange(n))
+
+
+def test_local_memory_declines(monkeypatch):
+    """Atomics on __local memory are plain loads and stores on the CPU: no interleaving."""
+    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    program = spirvjit.compile_opencl(
+        "kernel void k(global int *out, local int *tmp) {"
+        " if (get_local_id(0) == 0) tmp[0] = 0; atomic_inc(tmp); out[get_global_id(0)] = 1; }"
+    )
+    translation = program.translation()
+    fn = translation.kernel_functions["k"]
+    assert "local memory" in fn.wfv_note

@@ -246,6 +246,11 @@ def emit_kernel_wrappers(
         )
     else:
         wfv_features = None if checked_abi is not None else features
+        if any(arg.kind == "local" for arg in signature.args):
+            # Atomics on local memory are plain loads and stores on the CPU (one thread runs
+            # the group's work-items in turn): lanes must not interleave them.
+            wfv_features = None
+            kernel.wfv_note = "not vectorized across work-items: local memory"
         wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
@@ -337,7 +342,8 @@ def _vector_body(
     ``kernel.wfv_note`` (``spirvjit dis --target``) and, for a decline, as a comment in
     the kernel's IR (SPIRVJIT_DUMP)."""
     if features is None or not wfv.enabled():
-        kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
+        if not wfv.enabled():
+            kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
         return None, 0
     width = wfv.width_for(features)
     try:

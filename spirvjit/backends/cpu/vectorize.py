@@ -288,8 +288,7 @@ class _Vectorizer:
                 if isinstance(inst, ir.AllocaInstr):
                     raise Declined("private variables (alloca)")
                 if isinstance(
-                    inst,
-                    ir.AtomicRMW | ir.CmpXchg | ir.Fence | ir.LoadAtomicInstr | ir.StoreAtomicInstr,
+                    inst, ir.CmpXchg | ir.Fence | ir.LoadAtomicInstr | ir.StoreAtomicInstr
                 ):
                     raise Declined(f"atomic operation ({name})")
                 if isinstance(inst, ir.CallInstr):
@@ -301,12 +300,18 @@ class _Vectorizer:
                     in ("fneg", "icmp", "fcmp", "select", "phi", "getelementptr", "load", "store")
                     or name in ("extractelement", "insertelement", "shufflevector")
                     or name in ("extractvalue", "insertvalue")
-                    or isinstance(inst, ir.Terminator)
+                    or isinstance(inst, ir.Terminator | ir.AtomicRMW)
                 ):
                     raise Declined(f"instruction {name}")
                 for op in inst.operands:
                     if op is self.ctx and not isinstance(inst, ir.GEPInstr):
                         raise Declined("the work-item context escapes")
+                if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
+                    indices = [getattr(i, "constant", None) for i in inst.indices]
+                    if indices[:2] != [0, 0]:
+                        # The group's local memory: its atomics are plain loads and stores
+                        # on the CPU (one thread runs the group's work-items in turn).
+                        raise Declined("local memory")
 
     def _call_kind(self, call) -> tuple[str, object]:
         callee = call.callee
@@ -484,7 +489,7 @@ class _Vectorizer:
         work = []
         for block in self.rpo:
             for inst in block.instructions:
-                if isinstance(inst, ir.StoreInstr | ir.Terminator) or (
+                if isinstance(inst, ir.StoreInstr | ir.Terminator | ir.AtomicRMW) or (
                     isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] == "uniform"
                 ):
                     work.append(inst)
@@ -986,6 +991,8 @@ class _Vectorizer:
             return self._store(inst, block, mask)
         if isinstance(inst, ir.CallInstr):
             return self._call(inst, block)
+        if isinstance(inst, ir.AtomicRMW):
+            return self._atomic(inst, block, mask)
         if varying:
             raise Declined(f"varying {name}")
         # Uniform vector/aggregate operations: copied as they are.
@@ -1001,6 +1008,40 @@ class _Vectorizer:
         if name == "insertvalue":
             return b.insert_value(ops[0], ops[1], inst.indices)
         raise Declined(f"instruction {name}")
+
+    def _atomic(self, inst, block, mask):
+        """An atomic read-modify-write once per active lane, in lane order (the scalar
+        loop's order)."""
+        b = self.b
+        pointer, value = inst.operands
+        pointers = self._value(pointer, block, True)
+        values = self._value(value, block, True)
+        result = ir.Constant(self._vec_type(inst.type), ir.Undefined)
+        for lane in range(self.W):
+            at = ir.Constant(I32, lane)
+            before = b.block
+            if mask is not None:
+                run = self.fn.append_basic_block(f"atomic.lane{lane}")
+                done = self.fn.append_basic_block(f"atomic.lane{lane}.done")
+                b.cbranch(b.extract_element(mask, at), run, done)
+                b.position_at_end(run)
+            old = b.atomic_rmw(
+                inst.operation,
+                b.extract_element(pointers, at),
+                b.extract_element(values, at),
+                inst.ordering,
+            )
+            updated = b.insert_element(result, old, at)
+            if mask is not None:
+                end = b.block
+                b.branch(done)
+                b.position_at_end(done)
+                phi = b.phi(result.type)
+                phi.add_incoming(updated, end)
+                phi.add_incoming(result, before)
+                updated = phi
+            result = updated
+        return result
 
     def _put(self, inst):
         self.b._insert(inst)
