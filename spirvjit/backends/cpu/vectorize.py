@@ -176,6 +176,7 @@ class _Vectorizer:
         self._uniformity()
         self._needed()
         self._strides()
+        self._inductions()
         return self._emit()
 
     def _cfg(self) -> None:
@@ -612,6 +613,26 @@ class _Vectorizer:
                     stride[inst] = s
         self.stride = {k: (None if v is unset else v) for k, v in stride.items()}
 
+    def _inductions(self) -> None:
+        """Varying pointer phis of loop headers with one entry edge whose back-edge values
+        are the phi plus uniform offsets, and a known stride (see ``_root``)."""
+        self.induction: set = set()
+        self.induction_flag: dict = {}
+        for loop in self.loops:
+            header = loop.header
+            entries = [p for p in self.preds[header] if p not in loop.body]
+            if len(entries) != 1:
+                continue
+            for phi in header.instructions:
+                if not isinstance(phi, ir.PhiInstr) or phi not in self.varying:
+                    continue
+                if not isinstance(phi.type, ir.PointerType) or not self.stride.get(phi):
+                    continue
+                backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
+                self.induction.add(phi)  # tentatively, for _root
+                if not all(self._root(v) is phi for v in backs):
+                    self.induction.discard(phi)
+
     # ----- emission ----------------------------------------------------------------
 
     def _emit(self) -> ir.Function:
@@ -883,6 +904,12 @@ class _Vectorizer:
         entry_mask = self._or([self.edge_mask[(p, header)] for p in entries], kind)
         phis = [i for i in header.instructions if isinstance(i, ir.PhiInstr) and i in self.needed]
         entry_values = {phi: self._merge(phi, entries, header) for phi in phis}
+        for phi in phis:
+            if phi in self.induction:
+                step = self.stride.get(phi)
+                _, self.induction_flag[phi] = self._fast_path(
+                    self._splat(entry_values[phi]), None, step
+                )
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1050,10 +1077,28 @@ class _Vectorizer:
     def _consecutive(self, pointer_value, element_type) -> bool:
         return self.stride.get(self._resolve(pointer_value)) == element_type.get_abi_size(self.td)
 
-    def _fast_path(self, pointers, mask, size):
+    def _root(self, pointer):
+        """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
+        (``getelementptr`` with uniform indices), if it is an induction: then the lanes'
+        addresses are consecutive exactly when the phi's entry values were (the same
+        offsets are added to every lane), checked once before the loop."""
+        seen = 0
+        while isinstance(pointer, ir.GEPInstr) and seen < 16:
+            if any(self._resolve(i) in self.varying for i in pointer.indices):
+                return None
+            pointer, seen = self._resolve(pointer.pointer), seen + 1
+        return pointer if pointer in self.induction else None
+
+    def _fast_path(self, pointers, mask, size, pointer_op=None):
         """i1: every lane active and lane i's address is lane 0's + i * size."""
         b = self.b
         base = b.extract_element(pointers, ir.Constant(I32, 0))
+        root = self._root(self._resolve(pointer_op)) if pointer_op is not None else None
+        if root is not None and root in self.induction_flag:
+            consecutive = self.induction_flag[root]
+            if mask is not None:
+                consecutive = b.select(self._all(mask), consecutive, ir.Constant(I1, 0))
+            return base, consecutive
         addresses = b.ptrtoint(pointers, self._vec_type(I64))
         expected = b.add(
             self._splat(b.ptrtoint(base, I64)),
@@ -1079,7 +1124,9 @@ class _Vectorizer:
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
         if not self._consecutive(inst.operands[0], inst.type):
             return self._gather(pointers, full, vt, align)
-        base, fast = self._fast_path(pointers, mask, inst.type.get_abi_size(self.td))
+        base, fast = self._fast_path(
+            pointers, mask, inst.type.get_abi_size(self.td), inst.operands[0]
+        )
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 plain = b.load(base, typ=vt, align=align)
@@ -1121,7 +1168,9 @@ class _Vectorizer:
         if not ptr_varying or not self._consecutive(pointer_op, value_op.type):
             self._scatter(value, pointers, full, align)
             return None
-        base, fast = self._fast_path(pointers, mask, value_op.type.get_abi_size(self.td))
+        base, fast = self._fast_path(
+            pointers, mask, value_op.type.get_abi_size(self.td), pointer_op
+        )
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 b.store(value, base, align)
