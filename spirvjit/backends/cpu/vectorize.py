@@ -646,6 +646,7 @@ class _Vectorizer:
         self.block_mask: dict = {}
         self.edge_mask: dict = {}
         self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
+        self.current_block = self.entry
         self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
         self._emit_nodes(self._order(set(self.rpo), self.entry, None))
         self.b.ret_void()
@@ -801,6 +802,7 @@ class _Vectorizer:
         value = self._resolve(value)
         if isinstance(value, ir.Instruction):
             d = value.parent
+            use_block = use_block if use_block is not None else self.current_block
             inner = set(map(id, self._loops_of(use_block)))
             outside = [lp for lp in self._loops_of(d) if lp.divergent and id(lp) not in inner]
             found = self.liveout_value[id(outside[-1]), value] if outside else self.vmap[value]
@@ -907,8 +909,8 @@ class _Vectorizer:
         for phi in phis:
             if phi in self.induction:
                 step = self.stride.get(phi)
-                _, self.induction_flag[phi] = self._fast_path(
-                    self._splat(entry_values[phi]), None, step
+                self.induction_flag[phi] = self._consecutive_check(
+                    self._splat(entry_values[phi]), step
                 )
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
@@ -974,6 +976,7 @@ class _Vectorizer:
     # instructions ------------------------------------------------------------------
 
     def _emit_instruction(self, inst, block, mask):
+        self.current_block = block
         b = self.b
         varying = inst in self.varying
         name = inst.opname
@@ -1090,24 +1093,70 @@ class _Vectorizer:
         return pointer if pointer in self.induction else None
 
     def _fast_path(self, pointers, mask, size, pointer_op=None):
-        """i1: every lane active and lane i's address is lane 0's + i * size."""
+        """(lane 0's address, i1: every lane active and lane i's address is lane 0's +
+        i * size). The check is made on what the address is built from, less uniform
+        offsets (an induction's entry value, an i64 index, a pointer), so accesses at
+        different offsets from one index share it (LLVM merges the identical checks)."""
         b = self.b
         base = b.extract_element(pointers, ir.Constant(I32, 0))
-        root = self._root(self._resolve(pointer_op)) if pointer_op is not None else None
-        if root is not None and root in self.induction_flag:
-            consecutive = self.induction_flag[root]
-            if mask is not None:
-                consecutive = b.select(self._all(mask), consecutive, ir.Constant(I1, 0))
-            return base, consecutive
-        addresses = b.ptrtoint(pointers, self._vec_type(I64))
-        expected = b.add(
-            self._splat(b.ptrtoint(base, I64)),
-            ir.Constant(self._vec_type(I64), [i * size for i in range(self.W)]),
-        )
-        consecutive = self._all(b.icmp_unsigned("==", addresses, expected))
+        consecutive = None
+        if pointer_op is not None:
+            consecutive = self._root_check(self._resolve(pointer_op), size)
+        if consecutive is None:
+            consecutive = self._consecutive_check(pointers, size)
         if mask is not None:
             consecutive = b.select(self._all(mask), consecutive, ir.Constant(I1, 0))
         return base, consecutive
+
+    def _consecutive_check(self, vector, step: int):
+        """i1: lane i of ``vector`` (pointers or integers) is lane 0's + i * step."""
+        b = self.b
+        wide = self._vec_type(I64)
+        if isinstance(vector.type.element, ir.PointerType):
+            values = b.ptrtoint(vector, wide)
+        elif vector.type.element.width < 64:
+            return None
+        else:
+            values = vector
+        first = b.extract_element(values, ir.Constant(I32, 0))
+        expected = b.add(self._splat(first), ir.Constant(wide, [i * step for i in range(self.W)]))
+        return self._all(b.icmp_unsigned("==", values, expected))
+
+    def _root_check(self, pointer, size: int):
+        seen = 0
+        while (
+            isinstance(pointer, ir.GEPInstr)
+            and seen < 16
+            and not any(self._resolve(i) in self.varying for i in pointer.indices)
+        ):
+            pointer, seen = self._resolve(pointer.pointer), seen + 1
+        if pointer in self.induction_flag:
+            return self.induction_flag[pointer]
+        if pointer not in self.varying or self.stride.get(pointer) != size:
+            return None
+        if (
+            isinstance(pointer, ir.GEPInstr)
+            and len(pointer.indices) == 1
+            and self._resolve(pointer.pointer) not in self.varying
+        ):
+            index = self._resolve(pointer.indices[0])
+            scale = pointer.source_etype.get_abi_size(self.td)
+            while (
+                isinstance(index, ir.Instruction)
+                and index.opname in ("add", "sub")
+                and index.type == I64
+            ):
+                a, c = (self._resolve(op) for op in index.operands)
+                if c not in self.varying and a in self.varying:
+                    index = a
+                elif index.opname == "add" and a not in self.varying and c in self.varying:
+                    index = c
+                else:
+                    break
+            step = self.stride.get(index) if index.type == I64 else None
+            if step is not None and step * scale == size:
+                return self._consecutive_check(self._value(index, None, True), self.stride[index])
+        return self._consecutive_check(self._value(pointer, None, True), size)
 
     def _load(self, inst, block, mask):
         b = self.b
