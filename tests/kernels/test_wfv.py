@@ -244,3 +244,18 @@ def test_local_memory_declines(monkeypatch):
     translation = program.translation()
     fn = translation.kernel_functions["k"]
     assert "local memory" in fn.wfv_note
+
+
+def test_atomic_result_used_in_a_branch(monkeypatch):
+    """The old value of an atomic is per lane (the atomic runs lane by lane), so a branch
+    on it is divergent (this IR was rejected by LLVM once: a scalar compare of a vector)."""
+    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl(
+        "kernel void flag(global int *f, global int *wins) {"
+        " if (atomic_xchg(&f[0], 1) == 0) atomic_inc(&wins[0]); }"
+    )
+    f, wins = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    program.kernel("flag")(f, wins, global_size=100)
+    assert wins[0] == 1
+    assert "vectorized" in program.translation().kernel_functions["flag"].wfv_note

@@ -282,6 +282,15 @@ class _Vectorizer:
             return None
         return indices[2].constant
 
+    def _reads_varying_slot(self, inst) -> bool:
+        """A load of the x global or local id (or of a context slot not known)."""
+        if not isinstance(inst, ir.LoadInstr):
+            return False
+        pointer = inst.operands[0]
+        if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
+            return False
+        return self._ctx_slot(inst) in (_GLOBAL_ID_X, _LOCAL_ID_X, None)
+
     def _check_instructions(self) -> None:
         for block in self.rpo:
             for inst in block.instructions:
@@ -444,20 +453,8 @@ class _Vectorizer:
                     if inst in varying:
                         continue
                     is_var = False
-                    if (
-                        isinstance(inst, ir.LoadInstr)
-                        and self._ctx_slot(inst)
-                        in (
-                            _GLOBAL_ID_X,
-                            _LOCAL_ID_X,
-                        )
-                        or isinstance(inst, ir.LoadInstr)
-                        and (
-                            isinstance(inst.operands[0], ir.GEPInstr)
-                            and inst.operands[0].pointer is self.ctx
-                            and self._ctx_slot(inst) is None
-                        )
-                    ):
+                    if isinstance(inst, ir.AtomicRMW) or self._reads_varying_slot(inst):
+                        # An atomic runs once per lane (lane by lane): its result varies.
                         is_var = True
                     elif isinstance(inst, ir.PhiInstr):
                         for value, pred in inst.incomings:
