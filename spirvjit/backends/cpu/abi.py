@@ -212,13 +212,13 @@ class _Loop:
         b.position_at_end(self.exit)
 
 
-def _scalar_loop_metadata(module: ir.Module) -> ir.MDValue:
-    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder)."""
+def _scalar_loop_metadata(module: ir.Module, unroll: bool = False) -> ir.MDValue:
+    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder);
+    ``unroll``: it may be unrolled (the vectorized work-item chunks)."""
     no_vectorize = [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)]
-    hints = [
-        module.add_metadata(no_vectorize),
-        module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
-    ]
+    hints = [module.add_metadata(no_vectorize)]
+    if not unroll:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     loop_id = module.add_metadata(hints)
     loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
     return loop_id
@@ -510,7 +510,7 @@ def _emit_x_range(
 
     loop = _Loop(b, chunks, "wfv")
     run(vector, b.add(lo, b.mul(loop.index, w)))
-    loop.close(_scalar_loop_metadata(b.module))
+    loop.close(_scalar_loop_metadata(b.module, unroll=True))
     done = b.mul(chunks, w)
     loop = _Loop(b, b.sub(count, done), "wfv.rest")
     run(kernel, b.add(b.add(lo, done), loop.index))

@@ -111,7 +111,18 @@ def vectorize(
 
     ``main_range``: the clone runs only where the guard split's flag is set (guards.py),
     so the flag reads as 1."""
-    return _Vectorizer(kernel, width, features, main_range, _target_data(data_layout)).run()
+    vectorizer = _Vectorizer(kernel, width, features, main_range, _target_data(data_layout))
+    try:
+        return vectorizer.run()
+    except Exception as exc:
+        # A decline found while emitting: drop the half-built clone from the module. Any
+        # other error is a vectorizer bug: the kernel still runs, as the scalar loop.
+        fn = getattr(vectorizer, "fn", None)
+        if fn is not None:
+            kernel.module.globals.pop(fn.name, None)
+        if isinstance(exc, Declined):
+            raise
+        raise Declined(f"vectorizer error (a spirvjit bug): {type(exc).__name__}: {exc}") from exc
 
 
 def _successors(block: ir.Block) -> list[ir.Block]:
