@@ -259,3 +259,17 @@ def test_atomic_result_used_in_a_branch(monkeypatch):
     program.kernel("flag")(f, wins, global_size=100)
     assert wins[0] == 1
     assert "vectorized" in program.translation().kernel_functions["flag"].wfv_note
+
+
+def test_runtime_dimension_declines(monkeypatch):
+    """get_global_id(d) with a run-time d picks from the id vector at run time; the
+    context holds the first lane's ids only, so such a kernel keeps the scalar loop."""
+    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl(
+        "kernel void k(global int *out, int d) { out[get_global_id(0)] = get_global_id(d); }"
+    )
+    out = np.zeros(37, np.int32)
+    program.kernel("k")(out, np.int32(0), global_size=37)
+    np.testing.assert_array_equal(out, np.arange(37))
+    assert program.translation().kernel_functions["k"].wfv_note.startswith("not vectorized")

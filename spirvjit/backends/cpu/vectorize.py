@@ -329,6 +329,10 @@ class _Vectorizer:
                         raise Declined("the work-item context escapes")
                 if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
                     indices = [getattr(i, "constant", None) for i in inst.indices]
+                    if len(indices) != 3 or None in indices:
+                        # get_global_id(d) with d known only at run time: the context
+                        # holds the first lane's ids only.
+                        raise Declined("a work-item query with a run-time dimension")
                     if indices[:2] != [0, 0]:
                         # The group's local memory: its atomics are plain loads and stores
                         # on the CPU (one thread runs the group's work-items in turn).
