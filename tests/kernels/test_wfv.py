@@ -101,7 +101,8 @@ _PROGRAMS: dict[bool, spirvjit.Program] = {}
 def _build(monkeypatch, enabled: bool):
     """The module translated with the vectorizer on or off (once per test session); the
     variable stays set while the caller launches (it is part of the cache key)."""
-    monkeypatch.setenv("SPIRVJIT_WFV", "1" if enabled else "0")
+    # "all": the loop-free kernels here too (by default only kernels with loops).
+    monkeypatch.setenv("SPIRVJIT_WFV", "all" if enabled else "0")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     if enabled not in _PROGRAMS:
         program = spirvjit.compile_opencl(SOURCE)
@@ -236,7 +237,7 @@ def test_atomics_lane_by_lane(monkeypatch):
 
 def test_local_memory_declines(monkeypatch):
     """Atomics on __local memory are plain loads and stores on the CPU: no interleaving."""
-    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
     program = spirvjit.compile_opencl(
         "kernel void k(global int *out, local int *tmp) {"
         " if (get_local_id(0) == 0) tmp[0] = 0; atomic_inc(tmp); out[get_global_id(0)] = 1; }"
@@ -249,7 +250,7 @@ def test_local_memory_declines(monkeypatch):
 def test_atomic_result_used_in_a_branch(monkeypatch):
     """The old value of an atomic is per lane (the atomic runs lane by lane), so a branch
     on it is divergent (this IR was rejected by LLVM once: a scalar compare of a vector)."""
-    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     program = spirvjit.compile_opencl(
         "kernel void flag(global int *f, global int *wins) {"
@@ -264,7 +265,7 @@ def test_atomic_result_used_in_a_branch(monkeypatch):
 def test_runtime_dimension_declines(monkeypatch):
     """get_global_id(d) with a run-time d picks from the id vector at run time; the
     context holds the first lane's ids only, so such a kernel keeps the scalar loop."""
-    monkeypatch.setenv("SPIRVJIT_WFV", "1")
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     program = spirvjit.compile_opencl(
         "kernel void k(global int *out, int d) { out[get_global_id(0)] = get_global_id(d); }"
@@ -273,3 +274,14 @@ def test_runtime_dimension_declines(monkeypatch):
     program.kernel("k")(out, np.int32(0), global_size=37)
     np.testing.assert_array_equal(out, np.arange(37))
     assert program.translation().kernel_functions["k"].wfv_note.startswith("not vectorized")
+
+
+def test_default_takes_kernels_with_loops(monkeypatch):
+    monkeypatch.delenv("SPIRVJIT_WFV", raising=False)
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    assert vectorize.mode() == "loops"
+    program = spirvjit.compile_opencl(SOURCE)
+    notes = {name: fn.wfv_note for name, fn in program.translation().kernel_functions.items()}
+    assert notes["mandel"].startswith("vectorized")
+    assert notes["gemm"].startswith("vectorized")
+    assert "no loops" in notes["mathy"]

@@ -50,8 +50,8 @@ class CpuBackend(Backend):
         )
 
     def key_options(self, target: Target) -> tuple[str, ...]:
-        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 turns it off).
-        return () if vectorize.enabled() else ("wfv=off",)
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all).
+        return () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
 
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()

@@ -35,7 +35,8 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
 Results: integer results are bit-exact (same operations per lane; masked-off lanes never
 store, load, divide or branch); floating-point results are identical except where a
 libmvec variant replaces libm (the loop vectorizer already does the same on the scalar
-path). ``SPIRVJIT_WFV=0`` turns the vectorizer off.
+path). ``SPIRVJIT_WFV=0`` turns the vectorizer off; by default it takes kernels with loops
+(see ``mode``), ``SPIRVJIT_WFV=all`` every kernel it can.
 """
 
 from __future__ import annotations
@@ -80,9 +81,21 @@ _IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
 _PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
 
 
+def mode() -> str:
+    """``SPIRVJIT_WFV``: "off" (0/off/false/no), "all" (every kernel it can), else "loops"
+    (the default: kernels with loops; a loop-free kernel's work-item loop is left to
+    LLVM's loop vectorizer, which widens it as well and, on the streaming kernels measured
+    (stencils, guarded saxpy), runs faster: it interleaves and proves addresses
+    consecutive without run-time checks)."""
+    value = os.environ.get("SPIRVJIT_WFV", "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return "off"
+    return "all" if value == "all" else "loops"
+
+
 def enabled() -> bool:
-    """``SPIRVJIT_WFV=0`` (or off/false/no) disables whole-function vectorization."""
-    return os.environ.get("SPIRVJIT_WFV", "").strip().lower() not in ("0", "false", "no", "off")
+    """Whether whole-function vectorization is on (``SPIRVJIT_WFV`` is not 0/off)."""
+    return mode() != "off"
 
 
 def width_for(features: str) -> int:
@@ -184,6 +197,8 @@ class _Vectorizer:
         self._aliases()
         self._check_instructions()
         self._loops()
+        if not self.loops and mode() != "all":
+            raise Declined("no loops: LLVM's loop vectorizer widens the work-item loop")
         self._uniformity()
         self._needed()
         self._strides()
