@@ -285,3 +285,21 @@ def test_default_takes_kernels_with_loops(monkeypatch):
     assert notes["mandel"].startswith("vectorized")
     assert notes["gemm"].startswith("vectorized")
     assert "no loops" in notes["mathy"]
+
+
+def test_dis_names_the_outcome(monkeypatch, tmp_path, capsys):
+    from spirvjit.cli import main
+
+    monkeypatch.delenv("SPIRVJIT_WFV", raising=False)
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    source = (
+        "kernel void a(global int *o, int n) { int s = 0;"
+        " for (int k = 0; k < n; k++) s += k * get_global_id(0); o[get_global_id(0)] = s; }"
+        'kernel void b(global int *o) { printf("%d\\n", (int)get_global_id(0)); }'
+    )
+    path = tmp_path / "k.spv"
+    path.write_bytes(spirvjit.compile_opencl(source).spirv)
+    assert main(["dis", str(path), "--target", "host"]) == 0
+    out = capsys.readouterr().out
+    assert "; vectorized across work-items, " in out
+    assert "; not vectorized across work-items: private variables (alloca)" in out  # printf
