@@ -349,9 +349,10 @@ def _vector_body(
     try:
         vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout)
     except wfv.Declined as exc:
-        kernel.wfv_note = f"not vectorized across work-items: {exc}"
+        reason = " ".join(str(exc).split())  # one line: it also becomes an IR comment
+        kernel.wfv_note = f"not vectorized across work-items: {reason}"
         entry = kernel.blocks[0]
-        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {exc}"))
+        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {reason}"))
     else:
         kernel.wfv_note = f"vectorized across work-items, {width} per instruction"
     if config.debug():
