@@ -239,7 +239,10 @@ def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     program = Program(spirv, target=target)
     parts = []
     for kernel in program.kernel_names:
-        parts.append(f"; kernel {kernel}, {target.name}\n{program.assembly(kernel)}")
+        # The CPU back end's whole-function vectorization outcome (backends/cpu/abi.py).
+        note = getattr(program.translation().kernel_functions.get(kernel), "wfv_note", None)
+        note = f"; {note}\n" if note else ""
+        parts.append(f"; kernel {kernel}, {target.name}\n{note}{program.assembly(kernel)}")
     return "\n".join(parts)
 
 

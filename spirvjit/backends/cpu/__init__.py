@@ -21,7 +21,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload
+from . import codegen, debugload, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -50,6 +50,10 @@ class CpuBackend(Backend):
             debug_info=debugload.DEBUG_OPTION in options,
         )
 
+    def key_options(self, target: Target) -> tuple[str, ...]:
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all).
+        return () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
+
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ):
@@ -62,6 +66,8 @@ class CpuBackend(Backend):
                 translation.kernels[name],
                 f"{prefix}.k{index}",
                 abi if abi.checked else None,
+                # Debug builds step through one work-item's scalar code.
+                None if abi.debug_info else target.features,
             )
         if abi.debug_info:
             debugload.without_vex(translation.module)

@@ -26,8 +26,10 @@ import logging
 
 from llvmlite import ir
 
+from ... import config
 from ...translate.signature import KernelSignature
 from . import guards as guard_split
+from . import vectorize as wfv
 
 log = logging.getLogger("spirvjit")
 
@@ -214,13 +216,13 @@ class _Loop:
         b.position_at_end(self.exit)
 
 
-def _scalar_loop_metadata(module: ir.Module) -> ir.MDValue:
-    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder)."""
+def _scalar_loop_metadata(module: ir.Module, unroll: bool = False) -> ir.MDValue:
+    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder);
+    ``unroll``: it may be unrolled (the vectorized work-item chunks)."""
     no_vectorize = [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)]
-    hints = [
-        module.add_metadata(no_vectorize),
-        module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
-    ]
+    hints = [module.add_metadata(no_vectorize)]
+    if not unroll:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     loop_id = module.add_metadata(hints)
     loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
     return loop_id
@@ -232,22 +234,34 @@ def emit_kernel_wrappers(
     signature: KernelSignature,
     symbol: str,
     checked_abi: CpuABI | None = None,
+    features: str | None = None,
 ) -> tuple[str, str]:
     """Adds the work-group function and the runner for one kernel; returns their names.
     ``checked_abi``: checked mode, where a barrier kernel's wrapper reports a barrier not
-    reached by every work-item of the group."""
+    reached by every work-item of the group. ``features``: the target's, for whole-function
+    vectorization (vectorize.py; None: not vectorized)."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     if signature.wave_state_offset >= 0:
+        # Lock-step wavefronts run lane by lane between their exchanges.
+        kernel.wfv_note = "not vectorized across work-items: wavefront operations"
         wg = _emit_wavefront_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
     elif signature.barrier_states:
+        # The step function's regions are not vectorized yet (vectorize.py).
+        kernel.wfv_note = "not vectorized across work-items: barriers"
         wg = _emit_stepped_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
     else:
-        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+        wfv_features = None if checked_abi is not None else features
+        if any(arg.kind == "local" for arg in signature.args):
+            # Atomics on local memory are plain loads and stores on the CPU (one thread runs
+            # the group's work-items in turn): lanes must not interleave them.
+            wfv_features = None
+            kernel.wfv_note = "not vectorized across work-items: local memory"
+        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
 
@@ -330,8 +344,38 @@ def _workgroup_signature(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
+def _vector_body(
+    module: ir.Module, kernel: ir.Function, features: str | None, main_range: bool
+) -> tuple[ir.Function | None, int]:
+    """The W-wide body of ``kernel`` (vectorize.py) and W, or (None, 0) where the
+    vectorizer is off or declines. The outcome is logged (SPIRVJIT_DEBUG), kept as
+    ``kernel.wfv_note`` (``spirvjit dis --target``) and, for a decline, as a comment in
+    the kernel's IR (SPIRVJIT_DUMP)."""
+    if features is None or not wfv.enabled():
+        if not wfv.enabled():
+            kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
+        return None, 0
+    width = wfv.width_for(features)
+    try:
+        vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout)
+    except wfv.Declined as exc:
+        reason = " ".join(str(exc).split())  # one line: it also becomes an IR comment
+        kernel.wfv_note = f"not vectorized across work-items: {reason}"
+        entry = kernel.blocks[0]
+        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {reason}"))
+    else:
+        kernel.wfv_note = f"vectorized across work-items, {width} per instruction"
+    if config.debug():
+        log.info("%s: %s", kernel.name, kernel.wfv_note)
+    return (vector, width) if kernel.wfv_note.startswith("vectorized") else (None, 0)
+
+
 def _emit_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    features: str | None = None,
 ) -> ir.Function:
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -345,7 +389,19 @@ def _emit_workgroup_function(
             kernel.name,
             len(guards),
         )
-        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards)
+        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards, features)
+        b.ret_void()
+        return fn
+    vector, width = (
+        (None, 0) if _called(module, kernel) else _vector_body(module, kernel, features, False)
+    )
+    if vector is not None:
+        outer = _outer_loops(b, ctx, local_sizes, starts)
+        _emit_x_range(
+            b, ctx, kernel, kernel_args, starts, _I64_ZERO, local_sizes[0], None, vector, width
+        )
+        for loop in reversed(outer):
+            loop.close()
         b.ret_void()
         return fn
     loops = _work_item_loops(b, ctx, local_sizes, starts)
@@ -387,6 +443,7 @@ def _emit_split_work_items(
     local_sizes: list,
     starts: list,
     guards: list,
+    features: str | None = None,
 ) -> None:
     """The z and y loops, and in them two x loops: the main range [lo, hi), where every
     guard has its known value (the flag in the context says so, and the kernel's guards
@@ -398,16 +455,16 @@ def _emit_split_work_items(
         return kb.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
 
     guard_split.fold_guards(kernel, guards, read_flag)
+    vector, width = _vector_body(b.module, kernel, features, True)
     lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
-    outer = []
-    for d in (2, 1):
-        loop = _Loop(b, local_sizes[d], f"l{d}")
-        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
-        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
-        outer.append(loop)
+    outer = _outer_loops(b, ctx, local_sizes, starts)
+    if vector is not None:
+        _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
     for main in (True, False):
+        if main and vector is not None:
+            continue
         loop = _Loop(b, gap if main else rest, "main" if main else "rest")
         if main:
             lx = b.add(lo, loop.index)
@@ -422,6 +479,53 @@ def _emit_split_work_items(
         loop.close(None if main else _scalar_loop_metadata(b.module))
     for loop in reversed(outer):
         loop.close()
+
+
+_I64_ZERO = ir.Constant(I64, 0)
+
+
+def _outer_loops(b: ir.IRBuilder, ctx: ir.Value, local_sizes: list, starts: list) -> list:
+    """Opens the z and y loops over the group's work-items and sets their ids."""
+    outer = []
+    for d in (2, 1):
+        loop = _Loop(b, local_sizes[d], f"l{d}")
+        b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+        b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        outer.append(loop)
+    return outer
+
+
+def _emit_x_range(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    kernel: ir.Function,
+    kernel_args: list,
+    starts: list,
+    lo: ir.Value,
+    count: ir.Value,
+    flag: int | None,
+    vector: ir.Function,
+    width: int,
+) -> None:
+    """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
+    its first lane and adds the lane number), then the remainder one by one."""
+    w = ir.Constant(I64, width)
+    chunks = b.udiv(count, w)
+
+    def run(body: ir.Function, lx: ir.Value) -> None:
+        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        if flag is not None:
+            b.store(ir.Constant(I64, flag), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+        b.call(body, [*kernel_args, ctx])
+
+    loop = _Loop(b, chunks, "wfv")
+    run(vector, b.add(lo, b.mul(loop.index, w)))
+    loop.close(_scalar_loop_metadata(b.module, unroll=True))
+    done = b.mul(chunks, w)
+    loop = _Loop(b, b.sub(count, done), "wfv.rest")
+    run(kernel, b.add(b.add(lo, done), loop.index))
+    loop.close(_scalar_loop_metadata(b.module))
 
 
 def _emit_stepped_workgroup_function(
