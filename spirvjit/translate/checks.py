@@ -291,7 +291,10 @@ def guarded(
     the violation. Returns the access's value (zero after a violation)."""
     if not enabled(t) or not isinstance(pointer, ir.Value):
         return access()
+    if isinstance(size, int) and _statically_inside(t, pointer_id, size):
+        return access()  # e.g. a private scalar, or a constant index into a local array
     b = t.b
+    hoisted = isinstance(size, int) and _hoist(t, pointer_id, size)
     size = ir.Constant(I64, size) if isinstance(size, int) else size
     if size.type != I64:
         size = b.zext(size, I64)
@@ -302,6 +305,9 @@ def guarded(
         kind, which, base, extent = known
         base = base if base.type == I64 else b.ptrtoint(base, I64)
         ok = _inside(b, address, size, base, extent)
+        if hoisted:
+            # The group's whole range was checked before its first work-item ran.
+            ok = b.or_(_group_checked(t), ok)
         offset = b.sub(address, base)
     else:
         storage = _storage_class(t, pointer_id)
@@ -352,3 +358,402 @@ def guarded(
     phi.add_incoming(value, good_end)
     phi.add_incoming(ir.Constant(value.type, None), bad)
     return phi
+
+
+# ----- checks hoisted out of the work-item loop ------------------------------------------
+#
+# An access whose byte offset from its array is an affine function of the work-item's ids
+# (e.g. ``x[get_global_id(0)]``, ``tile[ly * 16 + lx]``, ``a[y * width + x - 1]``) touches,
+# over one work-group, offsets between two bounds that only depend on the group. The
+# kernel's ``<name>.chk.ranges`` function (built here, one condition per such access)
+# computes those bounds from the kernel's arguments and the group's ids and says whether
+# every one lies inside its array. The work-group function (backends/cpu/abi.py) calls it
+# once per group and runs the group's work-item loops in one of two copies: where it held,
+# with the flag ``abi.check_fast_slot`` set, which turns those accesses' checks into
+# constants (no branch: the loops vectorize as unchecked code does); else with the flag
+# clear, every access checked per work-item as before. A violation is therefore always
+# found by the per-item check, in the same work-item order, with the same report.
+#
+# Soundness: the bounds are computed in 64 bits from the SPIR-V expression, and each
+# intermediate value is required (at run time, as part of the condition) to stay in a
+# range where the kernel's narrower arithmetic cannot have wrapped: a value of w < 64 bits
+# in [-2^(w-1), 2^(w-1)), a 64-bit one in [-2^62, 2^62), a factor of a product within
+# +-2^31, a zero-extended value non-negative, a truncated one in [0, 2^(w-1)). Outside
+# those ranges the condition is false and the group takes the checked copy.
+
+RANGES_SUFFIX = ".chk.ranges"
+_ARITH = frozenset(
+    {
+        "OpIAdd",
+        "OpISub",
+        "OpIMul",
+        "OpShiftLeftLogical",
+        "OpSNegate",
+        "OpSConvert",
+        "OpUConvert",
+        "OpBitcast",
+        "OpCopyObject",
+    }
+)
+_UNIFORM_BUILTINS = {
+    "WorkgroupId": "group_id",
+    "GlobalSize": "global_size",
+    "WorkgroupSize": "local_size",
+    "EnqueuedWorkgroupSize": "enqueued_local_size",
+    "NumWorkgroups": "num_groups",
+    "GlobalOffset": "global_offset",
+}
+_MAX_STRIDE = 1 << 14
+_MAX_INDEX = 1 << 47
+
+
+def _bound(width: int) -> int:
+    return 1 << 62 if width >= 64 else 1 << (width - 1)
+
+
+def _int_width(t: FunctionTranslator, value_id: int) -> int | None:
+    spv = t.types.spv(t.type_of(value_id))
+    return spv.width if spv.kind == "int" else None
+
+
+def _chain_terms(t: FunctionTranslator, pointer_id: int):
+    """(origin id, [(index id, stride in bytes)], constant byte offset) of a pointer made of
+    access chains and casts from a variable or a parameter, or None (a struct member, a
+    pointer of another origin)."""
+    terms: list[tuple[int, int]] = []
+    pid = pointer_id
+    for _ in range(64):
+        inst = t.module.defs.get(pid)
+        if inst is None:
+            return None
+        op = inst.opname
+        if op in ("OpBitcast", "OpCopyObject", "OpPtrCastToGeneric", "OpGenericCastToPtr"):
+            pid = inst.operands[0]
+            continue
+        if op in (
+            "OpPtrAccessChain",
+            "OpInBoundsPtrAccessChain",
+            "OpAccessChain",
+            "OpInBoundsAccessChain",
+        ):
+            base = inst.operands[0]
+            spv = t.types.spv(t.type_of(base))
+            if spv.kind != "pointer":
+                return None
+            current = spv.element
+            indices = list(inst.operands[1:])
+            if op.endswith("PtrAccessChain"):
+                stride = t.llvm_type(current).get_abi_size(t.mt.target_data)
+                terms.append((indices.pop(0), stride))
+            for index in indices:
+                spv = t.types.spv(current)
+                if spv.kind not in ("array", "vector"):
+                    return None  # struct members: not followed
+                current = spv.element
+                terms.append((index, t.llvm_type(current).get_abi_size(t.mt.target_data)))
+            pid = base
+            continue
+        if op in ("OpVariable", "OpFunctionParameter"):
+            return pid, terms
+        return None
+    return None
+
+
+def _statically_inside(t: FunctionTranslator, pointer_id: int, size: int) -> bool:
+    """Whether the access provably lies inside a variable: constant indices into a
+    private, ``__local`` or program-scope variable (a private scalar: no index at all)."""
+    found = _chain_terms(t, pointer_id)
+    if found is None:
+        return False
+    origin, terms = found
+    inst = t.module.defs.get(origin)
+    if inst.opname != "OpVariable" or t.mt.is_builtin_variable(origin):
+        return False
+    value = t.value(origin)
+    if not isinstance(value, ir.Value) or not isinstance(value.type, ir.PointerType):
+        return False
+    offset = 0
+    for index, stride in terms:
+        index_inst = t.module.defs.get(index)
+        if index_inst is None or index_inst.opname not in ("OpConstant", "OpConstantNull"):
+            return False
+        value = t.mt.constants.int_value(index)
+        width = _int_width(t, index) or 64
+        if value >= 1 << (width - 1):
+            value -= 1 << width  # access chain indices are signed
+        offset += value * stride
+    extent = t.llvm_type(t.types.spv(t.type_of(origin)).element).get_abi_size(t.mt.target_data)
+    return offset >= 0 and offset + size <= extent
+
+
+class _GroupRanges:
+    """The kernel's ``.chk.ranges`` function, under construction: it returns whether every
+    hoisted access of the kernel stays inside its array for the whole work-group."""
+
+    def __init__(self, t: FunctionTranslator):
+        llfn = t.llfn
+        n = len(t.fn.parameters)
+        types = [arg.type for arg in llfn.args[:n]] + [PTR]
+        module = t.mt.llmodule
+        fn = ir.Function(module, ir.FunctionType(I1, types), llfn.name + RANGES_SUFFIX)
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        entry = fn.append_basic_block("entry")
+        done = fn.append_basic_block("done")
+        b = ir.IRBuilder(entry)
+        self.flag = b.alloca(I1, name="all.inside")
+        self.flag.type = PTR  # opaque pointers: llvmlite's alloca is typed
+        b.store(ir.Constant(I1, 1), self.flag)
+        jump = b.branch(done)
+        b.position_at_end(done)
+        b.ret(b.load(self.flag, typ=I1))
+        self.b = ir.IRBuilder(entry)
+        self.b.position_before(jump)
+        self.params = {p.result_id: arg for p, arg in zip(t.fn.parameters, fn.args, strict=False)}
+        self.ctx = fn.args[-1]
+        self.abi = t.mt.abi
+        self.cache: dict[int, tuple | None] = {}
+
+    # The values are (lo, hi, conditions): i64 bounds and the i1 values that must hold
+    # for them to be the kernel's values (see above).
+
+    def _const(self, value: int):
+        return ir.Constant(I64, value), ir.Constant(I64, value), []
+
+    def _within(self, lo, hi, low: int, high: int) -> list:
+        b = self.b
+        return [
+            b.icmp_signed(">=", lo, ir.Constant(I64, low)),
+            b.icmp_signed("<", hi, ir.Constant(I64, high)),
+        ]
+
+    def _workitem(self, name: str, dim: int):
+        return self.abi.workitem(self.b, [self.ctx], name, dim)
+
+    def _builtin(self, t: FunctionTranslator, var: int, dim: int):
+        name = t.mt.builtin_of(var)
+        b = self.b
+        if name == "GlobalInvocationId":
+            lo = b.add(
+                b.mul(self._workitem("group_id", dim), self._workitem("enqueued_local_size", dim)),
+                self._workitem("global_offset", dim),
+            )
+            last = b.sub(self._workitem("local_size", dim), ir.Constant(I64, 1))
+            return lo, b.add(lo, last), []
+        if name == "LocalInvocationId":
+            last = b.sub(self._workitem("local_size", dim), ir.Constant(I64, 1))
+            return ir.Constant(I64, 0), last, []
+        query = _UNIFORM_BUILTINS.get(name)
+        if query is None:
+            return None
+        value = self._workitem(query, dim)
+        return value, value, []
+
+    def value(self, t: FunctionTranslator, value_id: int):
+        if value_id not in self.cache:
+            self.cache[value_id] = self._value(t, value_id)
+        return self.cache[value_id]
+
+    def _value(self, t: FunctionTranslator, value_id: int):
+        width = _int_width(t, value_id)
+        inst = t.module.defs.get(value_id)
+        if width is None or inst is None:
+            return None
+        b = self.b
+        op = inst.opname
+        if op in ("OpConstant", "OpConstantNull", "OpSpecConstant"):
+            value = t.mt.constants.int_value(value_id)
+            return self._const(value - (1 << width) if value >= 1 << (width - 1) else value)
+        if op == "OpFunctionParameter":
+            arg = self.params.get(value_id)
+            if arg is None:
+                return None
+            value = b.sext(arg, I64) if width < 64 else arg
+            return value, value, self._within(value, value, -_bound(64), _bound(64))
+        if op == "OpCompositeExtract" and len(inst.operands) == 2:
+            loaded = t.module.defs.get(inst.operands[0])
+            if loaded is None or loaded.opname != "OpLoad":
+                return None
+            var = loaded.operands[0]
+            if not t.mt.is_builtin_variable(var):
+                return None
+            return self._builtin(t, var, inst.operands[1])
+        if op == "OpLoad":
+            found = _chain_terms(t, inst.operands[0])
+            var = inst.operands[0] if found is None else found[0]
+            if not t.mt.is_builtin_variable(var):
+                return None
+            chain = t.module.defs.get(inst.operands[0])
+            if chain.opname == "OpVariable":
+                return self._builtin(t, var, 0)  # a scalar built-in
+            indices = chain.operands[1:]
+            index = t.module.defs.get(indices[-1]) if len(indices) == 1 else None
+            if index is None or index.opname != "OpConstant":
+                return None
+            return self._builtin(t, var, t.mt.constants.int_value(indices[-1]))
+        if op not in _ARITH:
+            return None
+        operands = [self.value(t, v) for v in inst.operands if not isinstance(v, str)]
+        if any(o is None for o in operands):
+            return None
+        first = operands[0]
+        source_width = _int_width(t, inst.operands[0])
+        if op in ("OpBitcast", "OpCopyObject"):
+            if source_width != width:
+                return None
+            return first
+        lo, hi, conds = first[0], first[1], list(first[2])
+        if op == "OpSConvert":
+            if width < source_width:
+                conds += self._within(lo, hi, -_bound(width), _bound(width))
+            return lo, hi, conds
+        if op == "OpUConvert":
+            if width < source_width:  # a truncation keeps values in [0, 2^(w-1))
+                conds += self._within(lo, hi, 0, _bound(width))
+            else:  # a zero extension: the value must not be negative
+                conds += self._within(lo, hi, 0, _bound(64))
+            return lo, hi, conds
+        if op == "OpSNegate":
+            lo, hi = b.neg(hi), b.neg(lo)
+        elif op in ("OpIAdd", "OpISub"):
+            second = operands[1]
+            conds += second[2]
+            if op == "OpIAdd":
+                lo, hi = b.add(lo, second[0]), b.add(hi, second[1])
+            else:
+                lo, hi = b.sub(lo, second[1]), b.sub(hi, second[0])
+        elif op == "OpIMul":
+            second = operands[1]
+            conds += second[2]
+            conds += self._within(lo, hi, -(1 << 31), 1 << 31)
+            conds += self._within(second[0], second[1], -(1 << 31), 1 << 31)
+            corners = [b.mul(x, y) for x in (lo, hi) for y in (second[0], second[1])]
+            lo, hi = corners[0], corners[0]
+            for corner in corners[1:]:
+                lo = b.select(b.icmp_signed("<", corner, lo), corner, lo)
+                hi = b.select(b.icmp_signed(">", corner, hi), corner, hi)
+        else:  # OpShiftLeftLogical by a constant: a product
+            shift = t.module.defs.get(inst.operands[1])
+            if shift is None or shift.opname != "OpConstant":
+                return None
+            amount = t.mt.constants.int_value(inst.operands[1])
+            if amount >= 31:
+                return None
+            conds += self._within(lo, hi, -(1 << 31), 1 << 31)
+            factor = ir.Constant(I64, 1 << amount)
+            lo, hi = b.mul(lo, factor), b.mul(hi, factor)
+        conds += self._within(lo, hi, -_bound(width), _bound(width))
+        return lo, hi, conds
+
+    def add_access(self, t: FunctionTranslator, terms, size: int, extent, base_ok) -> bool:
+        """Adds the condition that bytes [lo, hi + size) of every work-item's access lie
+        in [0, extent); False (nothing added) when an index is not an affine function."""
+        b = self.b
+        lo, hi, conds = ir.Constant(I64, 0), ir.Constant(I64, 0), []
+        for index, stride in terms:
+            found = self.value(t, index)
+            if found is None or stride > _MAX_STRIDE:
+                return False
+            conds += found[2] + self._within(found[0], found[1], -_MAX_INDEX, _MAX_INDEX)
+            step = ir.Constant(I64, stride)
+            lo = b.add(lo, b.mul(found[0], step))
+            hi = b.add(hi, b.mul(found[1], step))
+        extent = extent(b)
+        conds += [
+            b.icmp_signed(">=", lo, ir.Constant(I64, 0)),
+            b.icmp_signed("<=", b.add(hi, ir.Constant(I64, size)), extent),
+        ]
+        conds += base_ok(b)
+        inside = b.load(self.flag, typ=I1)
+        for cond in conds:
+            inside = b.and_(inside, cond)
+        b.store(inside, self.flag)
+        return True
+
+
+def _hoist(t: FunctionTranslator, pointer_id: int, size: int) -> bool:
+    """Whether this access's check is covered by the kernel's group range check (see
+    above); adds its condition to the kernel's ``.chk.ranges`` function when it is."""
+    owner, calls, entries = _call_graph(t)
+    if t.fn.id not in entries or t.fn.id in calls:
+        return False  # a helper, or a kernel that another kernel calls
+    if getattr(t.mt.abi, "check_fast_slot", None) is None:
+        return False
+    found = _chain_terms(t, pointer_id)
+    if found is None or not found[1]:
+        return False
+    origin, terms = found
+    inst = t.module.defs.get(origin)
+    if inst.opname == "OpFunctionParameter":
+        if owner.get(origin) is None or owner[origin].id != t.fn.id:
+            return False
+        index = [p.result_id for p in t.fn.parameters].index(origin)
+        storage = _storage_class(t, origin)
+        if storage not in (*_GLOBAL_CLASSES, StorageClass.Workgroup):
+            return False
+        ranges = _ranges(t)
+        arg = ranges.params[origin]
+
+        def extent(b: ir.IRBuilder) -> ir.Value:
+            table = ranges.abi.check_table(b, [ranges.ctx])
+            return _invariant(b, _table_word(b, table, CHECK_ARGS + 2 * index + 1))
+
+        def base_ok(b: ir.IRBuilder) -> list:
+            if storage == StorageClass.Workgroup:
+                return []  # the base is the argument's block itself
+            table = ranges.abi.check_table(b, [ranges.ctx])
+            base = _invariant(b, _table_word(b, table, CHECK_ARGS + 2 * index))
+            return [
+                b.icmp_unsigned("!=", base, ir.Constant(I64, 0)),
+                b.icmp_unsigned("==", base, b.ptrtoint(arg, I64)),
+            ]
+
+        return ranges.add_access(t, terms, size, extent, base_ok)
+    if t.mt.is_builtin_variable(origin):
+        return False
+    value = t.value(origin)
+    if not isinstance(value, ir.Value) or not isinstance(value.type, ir.PointerType):
+        return False
+    pointee = t.llvm_type(t.types.spv(t.type_of(origin)).element)
+    size_of = pointee.get_abi_size(t.mt.target_data)
+    return _ranges(t).add_access(t, terms, size, lambda b: ir.Constant(I64, size_of), lambda b: [])
+
+
+def _ranges(t: FunctionTranslator) -> _GroupRanges:
+    ranges = getattr(t, "_check_ranges", None)
+    if ranges is None:
+        ranges = t._check_ranges = _GroupRanges(t)
+    return ranges
+
+
+def _group_checked(t: FunctionTranslator) -> ir.Value:
+    """i1: this group's range check held (the work-group function's flag)."""
+    b = t.b
+    flag = b.load(t.mt.abi.check_fast_slot(b, t.hidden[0]), typ=I64)
+    return b.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
+
+
+def group_ranges(
+    b: ir.IRBuilder, module: ir.Module, kernel: ir.Function, kernel_args: list, ctx: ir.Value
+) -> ir.Value | None:
+    """In a work-group function: i1, the kernel's hoisted accesses all stay inside their
+    arrays for this group; None when the kernel has no hoisted access."""
+    fn = module.globals.get(kernel.name + RANGES_SUFFIX)
+    if fn is None:
+        return None
+    return b.call(fn, [*kernel_args, ctx])
+
+
+def versioned(b: ir.IRBuilder, inside: ir.Value | None, flag: ir.Value, emit) -> None:
+    """Emits the group's work-item loops (``emit()``) twice: with the flag set where the
+    range check held, with it clear (per-item checks) where it did not."""
+    if inside is None:
+        emit()
+        return
+    with b.if_else(inside, likely=True) as (fast, checked):
+        with fast:
+            b.store(ir.Constant(I64, 1), flag)
+            emit()
+        with checked:
+            b.store(ir.Constant(I64, 0), flag)
+            emit()
