@@ -305,9 +305,6 @@ def guarded(
         kind, which, base, extent = known
         base = base if base.type == I64 else b.ptrtoint(base, I64)
         ok = _inside(b, address, size, base, extent)
-        if hoisted:
-            # The group's whole range was checked before its first work-item ran.
-            ok = b.or_(_group_checked(t), ok)
         offset = b.sub(address, base)
     else:
         storage = _storage_class(t, pointer_id)
@@ -322,6 +319,9 @@ def guarded(
         else:
             return access()
         offset = ir.Constant(I64, 0)
+    if hoisted:
+        # The group's whole range was checked before its first work-item ran.
+        ok = b.or_(_group_checked(t), ok)
     fn = b.function
     good = fn.append_basic_block("chk.ok")
     bad = fn.append_basic_block("chk.bad")
@@ -455,7 +455,99 @@ def _chain_terms(t: FunctionTranslator, pointer_id: int):
             continue
         if op in ("OpVariable", "OpFunctionParameter"):
             return pid, terms
+        if op == "OpPhi":
+            found = _pointer_induction(t, inst)
+            if found is None:
+                return None
+            pid, term = found
+            terms.append(term)
+            continue
         return None
+    return None
+
+
+def _original_blocks(t: FunctionTranslator) -> dict:
+    """label -> block of the function as the module has it (a barrier kernel's step
+    function has its blocks split at the barriers; the phis' instructions are these)."""
+    blocks = getattr(t, "_check_blocks", None)
+    if blocks is None:
+        original = next((f for f in t.module.functions if f.id == t.fn.id), t.fn)
+        blocks = t._check_blocks = {block.label_id: block for block in original.blocks}
+    return blocks
+
+
+def _constant(t: FunctionTranslator, value_id: int) -> int | None:
+    """A scalar integer constant's value, signed by its width; None for anything else."""
+    inst = t.module.defs.get(value_id)
+    width = _int_width(t, value_id)
+    if inst is None or inst.opname not in ("OpConstant", "OpConstantNull") or width is None:
+        return None
+    value = t.mt.constants.int_value(value_id)
+    return value - (1 << width) if value >= 1 << (width - 1) else value
+
+
+def _trip_count(t: FunctionTranslator, header: int, latch: int) -> int | None:
+    """N when the loop with this header and latch runs its back edge at most N - 1 times
+    per entry: a counter ``c = phi(C0, c + d)`` of the header, the back edge taken while
+    ``c + d != E`` (constants, E - C0 a positive multiple of d)."""
+    blocks = _original_blocks(t)
+    block, end = blocks.get(header), blocks.get(latch)
+    if block is None or end is None or not end.instructions:
+        return None
+    branch = end.instructions[-1]
+    if branch.opname != "OpBranchConditional":
+        return None
+    cond = t.module.defs.get(branch.operands[0])
+    if cond is None or cond.opname not in ("OpIEqual", "OpINotEqual"):
+        return None
+    # IEqual: the back edge is the false edge; INotEqual: the true one.
+    back, out = branch.operands[1:3] if cond.opname == "OpINotEqual" else branch.operands[2:0:-1]
+    if back != header or out == header:
+        return None
+    for phi in block.instructions:
+        if phi.opname != "OpPhi" or len(phi.operands) != 4 or _int_width(t, phi.result_id) is None:
+            continue
+        ops = phi.operands
+        if latch not in (ops[1], ops[3]):
+            continue
+        nxt, start = (ops[0], ops[2]) if ops[1] == latch else (ops[2], ops[0])
+        add = t.module.defs.get(nxt)
+        if add is None or add.opname != "OpIAdd" or phi.result_id not in add.operands:
+            continue
+        step = add.operands[1] if add.operands[0] == phi.result_id else add.operands[0]
+        if nxt not in cond.operands:
+            continue
+        end_id = cond.operands[1] if cond.operands[0] == nxt else cond.operands[0]
+        c0, d, e = (_constant(t, v) for v in (start, step, end_id))
+        if c0 is None or d is None or e is None or d == 0:
+            continue
+        if (e - c0) % d == 0 and (e - c0) // d >= 1:
+            return (e - c0) // d
+    return None
+
+
+def _pointer_induction(t: FunctionTranslator, inst):
+    """(init pointer, (index range, stride)) for ``p = phi(init, p + s)`` (an access chain
+    by a constant s) in a loop of N trips (``_trip_count``): p is init plus 0..N-1 steps."""
+    ops = inst.operands
+    if len(ops) != 4:
+        return None
+    blocks = _original_blocks(t)
+    header = next((label for label, bl in blocks.items() if inst in bl.instructions), None)
+    for at in (0, 2):
+        step = t.module.defs.get(ops[at])
+        if step is None or step.opname not in ("OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
+            continue
+        if step.operands[0] != inst.result_id or len(step.operands) != 2:
+            continue
+        s = _constant(t, step.operands[1])
+        trips = _trip_count(t, header, ops[at + 1]) if header is not None else None
+        if s is None or trips is None:
+            return None
+        spv = t.types.spv(t.type_of(inst.result_id))
+        stride = t.llvm_type(spv.element).get_abi_size(t.mt.target_data)
+        last = (trips - 1) * s
+        return ops[2 - at], (("steps", min(0, last), max(0, last)), stride)
     return None
 
 
@@ -472,18 +564,17 @@ def _statically_inside(t: FunctionTranslator, pointer_id: int, size: int) -> boo
     value = t.value(origin)
     if not isinstance(value, ir.Value) or not isinstance(value.type, ir.PointerType):
         return False
-    offset = 0
+    lo = hi = 0
     for index, stride in terms:
-        index_inst = t.module.defs.get(index)
-        if index_inst is None or index_inst.opname not in ("OpConstant", "OpConstantNull"):
-            return False
-        value = t.mt.constants.int_value(index)
-        width = _int_width(t, index) or 64
-        if value >= 1 << (width - 1):
-            value -= 1 << width  # access chain indices are signed
-        offset += value * stride
+        if isinstance(index, tuple):  # a pointer induction's steps
+            first, last = index[1], index[2]
+        else:
+            first = last = _constant(t, index)  # access chain indices are signed
+            if first is None:
+                return False
+        lo, hi = lo + first * stride, hi + last * stride
     extent = t.llvm_type(t.types.spv(t.type_of(origin)).element).get_abi_size(t.mt.target_data)
-    return offset >= 0 and offset + size <= extent
+    return lo >= 0 and hi + size <= extent
 
 
 class _GroupRanges:
@@ -551,8 +642,95 @@ class _GroupRanges:
 
     def value(self, t: FunctionTranslator, value_id: int):
         if value_id not in self.cache:
+            self.cache[value_id] = None  # a cycle through phis: not affine
             self.cache[value_id] = self._value(t, value_id)
         return self.cache[value_id]
+
+    def _sign_extension(self, t: FunctionTranslator, inst, width: int):
+        """``(x << k) >> k`` (arithmetic): x, when x fits in width - k signed bits."""
+        inner = t.module.defs.get(inst.operands[0])
+        if inner is None or inner.opname != "OpShiftLeftLogical":
+            return None
+        k = [t.module.defs.get(v) for v in (inst.operands[1], inner.operands[1])]
+        if any(c is None or c.opname != "OpConstant" for c in k):
+            return None
+        shift = t.mt.constants.int_value(inst.operands[1])
+        if shift != t.mt.constants.int_value(inner.operands[1]) or not 0 < shift < width - 1:
+            return None
+        found = self.value(t, inner.operands[0])
+        if found is None or _int_width(t, inner.operands[0]) != width:
+            return None
+        lo, hi, conds = found
+        bound = 1 << (width - 1 - shift)
+        return lo, hi, conds + self._within(lo, hi, -bound, min(bound, _bound(64)))
+
+    def _merge(self, t: FunctionTranslator, inst):
+        """A phi that is not a loop's: one of its incoming values (a cycle through the
+        phi itself makes one of them None)."""
+        parts = [self.value(t, v) for v in inst.operands[0::2]]
+        if not parts or any(part is None for part in parts):
+            return None
+        b = self.b
+        lo, hi, conds = parts[0][0], parts[0][1], list(parts[0][2])
+        for part in parts[1:]:
+            lo = b.select(b.icmp_signed("<", part[0], lo), part[0], lo)
+            hi = b.select(b.icmp_signed(">", part[1], hi), part[1], hi)
+            conds += part[2]
+        return lo, hi, conds
+
+    def _induction(self, t: FunctionTranslator, inst, width: int):
+        """A loop counter ``p = phi(init, next)``, ``next = p + step`` (step >= 1), whose
+        back edge is taken only when ``next < bound``: p is init, or a next below bound."""
+        ops = inst.operands
+        if len(ops) != 4:
+            return None
+        blocks = _original_blocks(t)
+        header = next((bl for bl in blocks.values() if inst in bl.instructions), None)
+        for step_at in (0, 2):
+            nxt, latch = ops[step_at], ops[step_at + 1]
+            init = ops[2 - step_at]
+            add = t.module.defs.get(nxt)
+            if add is None or add.opname != "OpIAdd" or inst.result_id not in add.operands:
+                continue
+            step = add.operands[1] if add.operands[0] == inst.result_id else add.operands[0]
+            block = blocks.get(latch)
+            if header is None or block is None or not block.instructions:
+                continue
+            branch = block.instructions[-1]
+            if branch.opname != "OpBranchConditional":
+                continue
+            cond_id, on_true, on_false = branch.operands[:3]
+            if on_true != header.label_id or on_false == header.label_id:
+                continue
+            cond = t.module.defs.get(cond_id)
+            if cond is None:
+                continue
+            pairs = {
+                "OpSLessThan": (0, 1, 0, False),
+                "OpULessThan": (0, 1, 0, True),
+                "OpSLessThanEqual": (0, 1, 1, False),
+                "OpULessThanEqual": (0, 1, 1, True),
+                "OpSGreaterThan": (1, 0, 0, False),
+                "OpUGreaterThan": (1, 0, 0, True),
+            }
+            shape = pairs.get(cond.opname)
+            if shape is None or cond.operands[shape[0]] != nxt:
+                continue
+            parts = [self.value(t, v) for v in (init, step, cond.operands[shape[1]])]
+            if any(part is None for part in parts):
+                return None
+            (init_lo, init_hi, c1), (step_lo, step_hi, c2), (b_lo, b_hi, c3) = parts
+            b = self.b
+            last = b.add(b_hi, ir.Constant(I64, shape[2] - 1))  # the largest p after a step
+            hi = b.select(b.icmp_signed(">", last, init_hi), last, init_hi)
+            conds = c1 + c2 + c3 + self._within(step_lo, step_hi, 1, 1 << 31)
+            # next = p + step must not wrap (p <= hi), else next < bound says nothing.
+            conds += self._within(init_lo, b.add(hi, step_hi), -_bound(width), _bound(width))
+            if shape[3]:  # an unsigned comparison: every value involved is non-negative
+                conds += self._within(init_lo, init_hi, 0, _bound(64))
+                conds += self._within(b_lo, b_hi, 0, _bound(64))
+            return init_lo, hi, conds
+        return None
 
     def _value(self, t: FunctionTranslator, value_id: int):
         width = _int_width(t, value_id)
@@ -591,6 +769,10 @@ class _GroupRanges:
             if index is None or index.opname != "OpConstant":
                 return None
             return self._builtin(t, var, t.mt.constants.int_value(indices[-1]))
+        if op == "OpShiftRightArithmetic":
+            return self._sign_extension(t, inst, width)
+        if op == "OpPhi":
+            return self._induction(t, inst, width) or self._merge(t, inst)
         if op not in _ARITH:
             return None
         operands = [self.value(t, v) for v in inst.operands if not isinstance(v, str)]
@@ -651,7 +833,10 @@ class _GroupRanges:
         b = self.b
         lo, hi, conds = ir.Constant(I64, 0), ir.Constant(I64, 0), []
         for index, stride in terms:
-            found = self.value(t, index)
+            if isinstance(index, tuple):  # a pointer induction's steps
+                found = (ir.Constant(I64, index[1]), ir.Constant(I64, index[2]), [])
+            else:
+                found = self.value(t, index)
             if found is None or stride > _MAX_STRIDE:
                 return False
             conds += found[2] + self._within(found[0], found[1], -_MAX_INDEX, _MAX_INDEX)
