@@ -486,10 +486,19 @@ def _constant(t: FunctionTranslator, value_id: int) -> int | None:
     return value - (1 << width) if value >= 1 << (width - 1) else value
 
 
-def _trip_count(t: FunctionTranslator, header: int, latch: int) -> int | None:
-    """N when the loop with this header and latch runs its back edge at most N - 1 times
-    per entry: a counter ``c = phi(C0, c + d)`` of the header, the back edge taken while
-    ``c + d != E`` (constants, E - C0 a positive multiple of d)."""
+def _strip_bitcasts(t: FunctionTranslator, value_id: int) -> int:
+    inst = t.module.defs.get(value_id)
+    while inst is not None and inst.opname == "OpBitcast":
+        value_id = inst.operands[0]
+        inst = t.module.defs.get(value_id)
+    return value_id
+
+
+def _counter(t: FunctionTranslator, header: int, latch: int):
+    """The loop counter of this header and latch: (start id, step d, end id, next id) for
+    ``c = phi(start, c + d)`` (d a constant) whose back edge is taken while
+    ``c + d != end``; or (start id, d, None, phi id) when it is taken while
+    ``c + d < bound`` (the phi's own range then bounds it); None without one."""
     blocks = _original_blocks(t)
     block, end = blocks.get(header), blocks.get(latch)
     if block is None or end is None or not end.instructions:
@@ -498,11 +507,7 @@ def _trip_count(t: FunctionTranslator, header: int, latch: int) -> int | None:
     if branch.opname != "OpBranchConditional":
         return None
     cond = t.module.defs.get(branch.operands[0])
-    if cond is None or cond.opname not in ("OpIEqual", "OpINotEqual"):
-        return None
-    # IEqual: the back edge is the false edge; INotEqual: the true one.
-    back, out = branch.operands[1:3] if cond.opname == "OpINotEqual" else branch.operands[2:0:-1]
-    if back != header or out == header:
+    if cond is None:
         return None
     for phi in block.instructions:
         if phi.opname != "OpPhi" or len(phi.operands) != 4 or _int_width(t, phi.result_id) is None:
@@ -515,39 +520,44 @@ def _trip_count(t: FunctionTranslator, header: int, latch: int) -> int | None:
         if add is None or add.opname != "OpIAdd" or phi.result_id not in add.operands:
             continue
         step = add.operands[1] if add.operands[0] == phi.result_id else add.operands[0]
-        if nxt not in cond.operands:
+        d = _constant(t, step)
+        if not d or nxt not in cond.operands:
             continue
-        end_id = cond.operands[1] if cond.operands[0] == nxt else cond.operands[0]
-        c0, d, e = (_constant(t, v) for v in (start, step, end_id))
-        if c0 is None or d is None or e is None or d == 0:
-            continue
-        if (e - c0) % d == 0 and (e - c0) // d >= 1:
-            return (e - c0) // d
+        if cond.opname in ("OpIEqual", "OpINotEqual"):
+            # IEqual: the back edge is the false edge; INotEqual: the true one.
+            back, out = branch.operands[1:3]
+            if cond.opname == "OpIEqual":
+                back, out = out, back
+            if back != header or out == header:
+                continue
+            other = cond.operands[1] if cond.operands[0] == nxt else cond.operands[0]
+            return start, d, other, nxt
+        return start, d, None, phi.result_id  # perhaps a `<` test: see _induction
     return None
 
 
 def _pointer_induction(t: FunctionTranslator, inst):
-    """(init pointer, (index range, stride)) for ``p = phi(init, p + s)`` (an access chain
-    by a constant s) in a loop of N trips (``_trip_count``): p is init plus 0..N-1 steps."""
+    """(init pointer, term) for ``p = phi(init, p + s)`` (an access chain by s, through
+    bitcasts) in a loop with a counter (``_counter``): p is init plus 0..trips-1 steps.
+    The term's index is ("induction", header, latch, s id), bounded at run time."""
     ops = inst.operands
     if len(ops) != 4:
         return None
     blocks = _original_blocks(t)
     header = next((label for label, bl in blocks.items() if inst in bl.instructions), None)
+    if header is None:
+        return None
     for at in (0, 2):
-        step = t.module.defs.get(ops[at])
+        step = t.module.defs.get(_strip_bitcasts(t, ops[at]))
         if step is None or step.opname not in ("OpPtrAccessChain", "OpInBoundsPtrAccessChain"):
             continue
-        if step.operands[0] != inst.result_id or len(step.operands) != 2:
+        if len(step.operands) != 2 or _strip_bitcasts(t, step.operands[0]) != inst.result_id:
             continue
-        s = _constant(t, step.operands[1])
-        trips = _trip_count(t, header, ops[at + 1]) if header is not None else None
-        if s is None or trips is None:
+        if _counter(t, header, ops[at + 1]) is None:
             return None
-        spv = t.types.spv(t.type_of(inst.result_id))
+        spv = t.types.spv(t.type_of(step.operands[0]))
         stride = t.llvm_type(spv.element).get_abi_size(t.mt.target_data)
-        last = (trips - 1) * s
-        return ops[2 - at], (("steps", min(0, last), max(0, last)), stride)
+        return ops[2 - at], (("induction", header, ops[at + 1], step.operands[1]), stride)
     return None
 
 
@@ -566,13 +576,10 @@ def _statically_inside(t: FunctionTranslator, pointer_id: int, size: int) -> boo
         return False
     lo = hi = 0
     for index, stride in terms:
-        if isinstance(index, tuple):  # a pointer induction's steps
-            first, last = index[1], index[2]
-        else:
-            first = last = _constant(t, index)  # access chain indices are signed
-            if first is None:
-                return False
-        lo, hi = lo + first * stride, hi + last * stride
+        value = None if isinstance(index, tuple) else _constant(t, index)
+        if value is None:  # a pointer induction, a variable index
+            return False
+        lo, hi = lo + value * stride, hi + value * stride  # access chain indices are signed
     extent = t.llvm_type(t.types.spv(t.type_of(origin)).element).get_abi_size(t.mt.target_data)
     return lo >= 0 and hi + size <= extent
 
@@ -647,22 +654,71 @@ class _GroupRanges:
         return self.cache[value_id]
 
     def _sign_extension(self, t: FunctionTranslator, inst, width: int):
-        """``(x << k) >> k`` (arithmetic): x, when x fits in width - k signed bits."""
+        """``(x << k) >> j`` (arithmetic, j <= k): x * 2^(k - j), when x fits in
+        width - k signed bits (clang's sign extension of a 32-bit index, times a size)."""
         inner = t.module.defs.get(inst.operands[0])
         if inner is None or inner.opname != "OpShiftLeftLogical":
             return None
-        k = [t.module.defs.get(v) for v in (inst.operands[1], inner.operands[1])]
-        if any(c is None or c.opname != "OpConstant" for c in k):
-            return None
-        shift = t.mt.constants.int_value(inst.operands[1])
-        if shift != t.mt.constants.int_value(inner.operands[1]) or not 0 < shift < width - 1:
+        right, left = _constant(t, inst.operands[1]), _constant(t, inner.operands[1])
+        if right is None or left is None or not 0 < right <= left < width - 1:
             return None
         found = self.value(t, inner.operands[0])
         if found is None or _int_width(t, inner.operands[0]) != width:
             return None
         lo, hi, conds = found
-        bound = 1 << (width - 1 - shift)
-        return lo, hi, conds + self._within(lo, hi, -bound, min(bound, _bound(64)))
+        bound = 1 << (width - 1 - left)
+        conds = conds + self._within(lo, hi, -bound, min(bound, _bound(64)))
+        factor = ir.Constant(I64, 1 << (left - right))
+        return self.b.mul(lo, factor), self.b.mul(hi, factor), conds
+
+    def _steps(self, t: FunctionTranslator, header: int, latch: int, step: int):
+        """The range of k * step over the k = 0..trips-1 back edges of a loop."""
+        counter = _counter(t, header, latch)
+        found = self.value(t, step)
+        if counter is None or found is None:
+            return None
+        start, d, end, other = counter
+        b = self.b
+        c0 = self.value(t, start)
+        if c0 is None:
+            return None
+        conds = list(c0[2]) + list(found[2])
+        if end is not None:  # back edge while c + d != end: d = +-1, or all constants
+            e = self.value(t, end)
+            if e is None:
+                return None
+            conds += e[2]
+            first, last = (_constant(t, start), _constant(t, end))
+            if first is not None and last is not None:
+                if (last - first) % d or (last - first) // d < 1:
+                    return None
+                trips = ir.Constant(I64, (last - first) // d)
+            elif d == 1:  # start < end for every work-item; at most end - start trips
+                conds.append(b.icmp_signed("<", c0[1], e[0]))
+                trips = b.sub(e[1], c0[0])
+            elif d == -1:
+                conds.append(b.icmp_signed(">", c0[0], e[1]))
+                trips = b.sub(c0[1], e[0])
+            else:
+                return None
+        else:  # back edge while c + d < bound: c's own range (_induction) bounds it
+            if d < 1:
+                return None
+            inst = t.module.defs.get(other)
+            counted = self._induction(t, inst, _int_width(t, other))
+            if counted is None:
+                return None
+            conds += counted[2]
+            span = b.sub(counted[1], c0[0])
+            trips = b.add(b.sdiv(span, ir.Constant(I64, d)), ir.Constant(I64, 1))
+        most = b.sub(trips, ir.Constant(I64, 1))  # back edges per entry, at most
+        conds += self._within(most, most, 0, 1 << 31)
+        conds += self._within(found[0], found[1], -(1 << 31), 1 << 31)
+        low, high = b.mul(most, found[0]), b.mul(most, found[1])
+        zero = ir.Constant(I64, 0)
+        low = b.select(b.icmp_signed("<", low, zero), low, zero)
+        high = b.select(b.icmp_signed(">", high, zero), high, zero)
+        return low, high, conds
 
     def _merge(self, t: FunctionTranslator, inst):
         """A phi that is not a loop's: one of its incoming values (a cycle through the
@@ -833,10 +889,8 @@ class _GroupRanges:
         b = self.b
         lo, hi, conds = ir.Constant(I64, 0), ir.Constant(I64, 0), []
         for index, stride in terms:
-            if isinstance(index, tuple):  # a pointer induction's steps
-                found = (ir.Constant(I64, index[1]), ir.Constant(I64, index[2]), [])
-            else:
-                found = self.value(t, index)
+            # A tuple: a pointer induction's steps.
+            found = self._steps(t, *index[1:]) if isinstance(index, tuple) else self.value(t, index)
             if found is None or stride > _MAX_STRIDE:
                 return False
             conds += found[2] + self._within(found[0], found[1], -_MAX_INDEX, _MAX_INDEX)
