@@ -778,6 +778,14 @@ class _GroupRanges:
             (init_lo, init_hi, c1), (step_lo, step_hi, c2), (b_lo, b_hi, c3) = parts
             b = self.b
             last = b.add(b_hi, ir.Constant(I64, shape[2] - 1))  # the largest p after a step
+            first, d = _constant(t, init), _constant(t, step)
+            if first is not None and d is not None and d > 0:
+                # p = first + k d: the largest such value not above last.
+                span = b.sub(last, ir.Constant(I64, first))
+                zero = ir.Constant(I64, 0)
+                span = b.select(b.icmp_signed("<", span, zero), zero, span)
+                steps = b.sdiv(span, ir.Constant(I64, d))
+                last = b.add(ir.Constant(I64, first), b.mul(steps, ir.Constant(I64, d)))
             hi = b.select(b.icmp_signed(">", last, init_hi), last, init_hi)
             conds = c1 + c2 + c3 + self._within(step_lo, step_hi, 1, 1 << 31)
             # next = p + step must not wrap (p <= hi), else next < bound says nothing.
@@ -919,7 +927,7 @@ def _hoist(t: FunctionTranslator, pointer_id: int, size: int) -> bool:
     if getattr(t.mt.abi, "check_fast_slot", None) is None:
         return False
     found = _chain_terms(t, pointer_id)
-    if found is None or not found[1]:
+    if found is None:
         return False
     origin, terms = found
     inst = t.module.defs.get(origin)
