@@ -43,7 +43,7 @@ PTR = ir.PointerType()
 R_FLAG, R_KIND, R_WHICH, R_OFFSET, R_SIZE, R_STORE = range(6)
 R_GID, R_LID = 6, 9  # 3 words each
 R_FILE, R_LINE, R_COLUMN, R_ADDRESS, R_EXTENT = 12, 13, 14, 15, 16
-W_ABORT, W_NARGS, W_LOCAL_BYTES = 20, 21, 22
+W_ABORT, W_NARGS, W_LOCAL_BYTES, W_SHADOW = 20, 21, 22, 23
 CHECK_ARGS = 24
 
 # Report kinds.
@@ -52,6 +52,10 @@ KIND_VARIABLE = 2  # which: the variable's SPIR-V id
 KIND_ANY_GLOBAL = 3  # a __global/__constant pointer of unknown origin outside every buffer
 KIND_ANY_LOCAL = 4  # a __local pointer of unknown origin outside the group's local memory
 KIND_BARRIER = 5  # which: the state one work-item reached, offset: the first item's state
+# A read of __local memory that no work-item of the group has written (see _Shadow):
+KIND_UNSET_ARGUMENT = 6  # which: the __local argument's index, offset: in its block
+KIND_UNSET_VARIABLE = 7  # which: the __local variable's id, offset: in it
+KIND_UNSET_LOCAL = 8  # a pointer of unknown origin; offset: in the group's local memory
 
 _CASTS = frozenset(
     {
@@ -291,6 +295,8 @@ def guarded(
     the violation. Returns the access's value (zero after a violation)."""
     if not enabled(t) or not isinstance(pointer, ir.Value):
         return access()
+    if _storage_class(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
+        access = _tracked(t, pointer_id, pointer, size, store, access)
     if isinstance(size, int) and _statically_inside(t, pointer_id, size):
         return access()  # e.g. a private scalar, or a constant index into a local array
     b = t.b
@@ -983,8 +989,12 @@ def _group_checked(t: FunctionTranslator) -> ir.Value:
 def group_ranges(
     b: ir.IRBuilder, module: ir.Module, kernel: ir.Function, kernel_args: list, ctx: ir.Value
 ) -> ir.Value | None:
-    """In a work-group function: i1, the kernel's hoisted accesses all stay inside their
-    arrays for this group; None when the kernel has no hoisted access."""
+    """In a work-group function, before the group's first work-item: clears the group's
+    shadow of its local memory (when tracked); returns i1, the kernel's hoisted accesses
+    all stay inside their arrays for this group, or None when it has none."""
+    reset = module.globals.get(_SHADOW_RESET)
+    if reset is not None:  # a new group: none of its local memory is written yet
+        b.call(reset, [ctx])
     fn = module.globals.get(kernel.name + RANGES_SUFFIX)
     if fn is None:
         return None
@@ -1004,3 +1014,170 @@ def versioned(b: ir.IRBuilder, inside: ir.Value | None, flag: ir.Value, emit) ->
         with checked:
             b.store(ir.Constant(I64, 0), flag)
             emit()
+
+
+# ----- reads of __local memory never written in the group --------------------------------
+#
+# Each thread's arena (the group's local memory, then the work-item frames) is followed by
+# a shadow of the local memory: one byte per byte, at the local address plus the table's
+# W_SHADOW word. The work-group function clears it before each group
+# (``spirvjit.check.shadow_reset``); every store, copy and atomic to __local memory sets
+# its bytes; a load checks that all of its bytes are set, else reports which work-item
+# read which element of which __local argument or variable (the load still happens: the
+# memory is the group's, only its value is undefined).
+#
+# Only where every write to __local memory is seen: a module that stores through a
+# generic pointer, writes __local memory with vstore built-ins or async copies, or hands
+# a __local or generic pointer to a function without a body, is not tracked (its reads
+# would be reported falsely).
+
+_VSTORES = range(172, 179)  # OpenCL.std vstoren .. vstorea_halfn_r
+_SHADOW_RESET = "spirvjit.check.shadow_reset"
+
+
+def _shadow_on(t: FunctionTranslator) -> bool:
+    found = getattr(t.mt, "_check_shadow", None)
+    if found is None:
+        found = t.mt._check_shadow = _every_local_write_seen(t)
+        if found:
+            _shadow_reset_function(t)
+    return found
+
+
+def _every_local_write_seen(t: FunctionTranslator) -> bool:
+    maybe_local = (StorageClass.Workgroup, StorageClass.Generic)
+    bodiless = {fn.id for fn in t.module.functions if not fn.blocks}
+
+    def storage(value_id) -> int | None:
+        if not isinstance(value_id, int) or value_id not in t.module.defs:
+            return None
+        inst = t.module.defs[value_id]
+        if inst.result_type is None:
+            return None
+        spv = t.types.spv(inst.result_type)
+        return spv.storage if spv.kind == "pointer" else None
+
+    for fn in t.module.functions:
+        for block in fn.blocks:
+            for inst in block.instructions:
+                op = inst.opname
+                if op in ("OpStore", "OpCopyMemory", "OpCopyMemorySized") or op.startswith(
+                    "OpAtomic"
+                ):
+                    if storage(inst.operands[0]) == StorageClass.Generic:
+                        return False
+                elif op == "OpExtInst" and inst.operands[1] in _VSTORES:
+                    if any(storage(v) in maybe_local for v in inst.operands[2:]):
+                        return False
+                elif op == "OpGroupAsyncCopy" or (
+                    op == "OpFunctionCall"
+                    and inst.operands[0] in bodiless
+                    and any(storage(v) in maybe_local for v in inst.operands[1:])
+                ):
+                    return False
+    return True
+
+
+def _memset() -> tuple[str, ir.FunctionType]:
+    return "llvm.memset.p0.i64", ir.FunctionType(ir.VoidType(), [PTR, ir.IntType(8), I64, I1])
+
+
+def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    return module.globals.get(name) or ir.Function(module, fnty, name)
+
+
+def _shadow_reset_function(t: FunctionTranslator) -> None:
+    """``spirvjit.check.shadow_reset(ctx)``: clears the group's shadow (no byte written)."""
+    module = t.mt.llmodule
+    if _SHADOW_RESET in module.globals:
+        return
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), _SHADOW_RESET)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = fn.args[0]
+    table = t.mt.abi.check_table(b, [ctx])
+    local = b.ptrtoint(t.mt.abi.workgroup_address(b, [ctx], 0), I64)
+    shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
+    size = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
+    memset = _declare(module, *_memset())
+    b.call(memset, [shadow, ir.Constant(ir.IntType(8), 0), size, ir.Constant(I1, 0)])
+    b.ret_void()
+
+
+def _shadow_address(t: FunctionTranslator, address: ir.Value) -> ir.Value:
+    b = t.b
+    table = t.mt.abi.check_table(b, t.hidden)
+    return b.inttoptr(b.add(address, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
+
+
+def _mark_written(t: FunctionTranslator, address: ir.Value, size: ir.Value) -> None:
+    memset = _declare(t.mt.llmodule, *_memset())
+    one = ir.Constant(ir.IntType(8), 1)
+    t.b.call(memset, [_shadow_address(t, address), one, size, ir.Constant(I1, 0)])
+
+
+def _tracked(t: FunctionTranslator, pointer_id: int, pointer, size, store: bool, access):
+    """``access`` with the shadow's part: a store sets the bytes written, a load of a
+    constant size checks that they were."""
+
+    def tracked():
+        b = t.b
+        address = b.ptrtoint(pointer, I64)
+        if store:
+            value = access()
+            count = ir.Constant(I64, size) if isinstance(size, int) else size
+            _mark_written(t, address, count if count.type == I64 else b.zext(count, I64))
+            return value
+        if isinstance(size, int):
+            _check_written(t, pointer_id, address, size)
+        return access()
+
+    return tracked
+
+
+def _check_written(t: FunctionTranslator, pointer_id: int, address: ir.Value, size: int) -> None:
+    b = t.b
+    bytes_ = ir.VectorType(ir.IntType(8), size)
+    shadow = b.load(_shadow_address(t, address), typ=bytes_, align=1)
+    each = b.icmp_unsigned("==", shadow, ir.Constant(bytes_, [1] * size))
+    every = b.icmp_unsigned(
+        "==", b.bitcast(each, ir.IntType(size)), ir.Constant(ir.IntType(size), -1)
+    )
+    with b.if_then(b.not_(every), likely=False):
+        origin = _origin(t, pointer_id)
+        if origin is not None and origin[0] == "argument":
+            kind, which, base = KIND_UNSET_ARGUMENT, origin[1], t.value(origin[2])
+        elif origin is not None and isinstance(t.value(origin[1]), ir.Value):
+            kind, which, base = KIND_UNSET_VARIABLE, origin[1], t.value(origin[1])
+        else:
+            kind, which = KIND_UNSET_LOCAL, 0
+            base = t.mt.abi.workgroup_address(b, t.hidden, 0)
+        file, line, column = _location(t)
+        words = [kind, which, None, size, 0, file, line, column, None, 0]
+        values = [ir.Constant(I64, w) if w is not None else None for w in words]
+        values[2] = b.sub(address, b.ptrtoint(base, I64))
+        values[8] = address
+        table = t.mt.abi.check_table(b, t.hidden)
+        b.call(fail_function(t.mt.llmodule, t.mt.abi), [table, *values, *t.hidden])
+
+
+def atomic_written(t: FunctionTranslator, inst) -> None:
+    """After an atomic on __local memory: its bytes count as written (atomics are not
+    bounds-checked, so only an address inside the group's local memory is marked)."""
+    if not enabled(t) or inst.opname in ("OpAtomicLoad",) or not inst.operands:
+        return
+    pointer_id = inst.operands[0]
+    if _storage_class(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
+        return
+    pointer = t.value(pointer_id)
+    if not isinstance(pointer, ir.Value):
+        return
+    element = t.types.spv(t.type_of(pointer_id)).element
+    size = t.llvm_type(element).get_abi_size(t.mt.target_data)
+    b = t.b
+    table = t.mt.abi.check_table(b, t.hidden)
+    address = b.ptrtoint(pointer, I64)
+    base = b.ptrtoint(t.mt.abi.workgroup_address(b, t.hidden, 0), I64)
+    extent = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
+    with b.if_then(_inside(b, address, ir.Constant(I64, size), base, extent)):
+        _mark_written(t, address, ir.Constant(I64, size))
