@@ -26,6 +26,7 @@ so a checked launch never writes outside its arrays.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -1072,6 +1073,7 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
                 elif op == "OpGroupAsyncCopy" or (
                     op == "OpFunctionCall"
                     and inst.operands[0] in bodiless
+                    and not _atomic_name(t, inst.operands[0])
                     and any(storage(v) in maybe_local for v in inst.operands[1:])
                 ):
                     return False
@@ -1161,19 +1163,39 @@ def _check_written(t: FunctionTranslator, pointer_id: int, address: ir.Value, si
         b.call(fail_function(t.mt.llmodule, t.mt.abi), [table, *values, *t.hidden])
 
 
+def _atomic_name(t: FunctionTranslator, function_id: int) -> bool:
+    """An imported OpenCL C atomic built-in (``_Z11atomic_xchgPU3AS3Vii``, ``atom_add``)."""
+    return re.match(r"_Z\d+(atomic|atom)_", t.module.name_of(function_id) or "") is not None
+
+
+def is_atomic(t: FunctionTranslator, inst) -> bool:
+    """An atomic instruction, or a call of an imported atomic built-in."""
+    if inst.opname.startswith("OpAtomic"):
+        return inst.opname != "OpAtomicLoad"
+    if inst.opname != "OpFunctionCall" or len(inst.operands) < 2:
+        return False
+    callee = next((f for f in t.module.functions if f.id == inst.operands[0]), None)
+    return callee is not None and not callee.blocks and _atomic_name(t, inst.operands[0])
+
+
 def atomic_written(t: FunctionTranslator, inst) -> None:
     """After an atomic on __local memory: its bytes count as written (atomics are not
     bounds-checked, so only an address inside the group's local memory is marked)."""
-    if not enabled(t) or inst.opname in ("OpAtomicLoad",) or not inst.operands:
+    if not enabled(t):
         return
-    pointer_id = inst.operands[0]
+    pointer_id = inst.operands[1 if inst.opname == "OpFunctionCall" else 0]
     if _storage_class(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
         return
     pointer = t.value(pointer_id)
     if not isinstance(pointer, ir.Value):
         return
-    element = t.types.spv(t.type_of(pointer_id)).element
-    size = t.llvm_type(element).get_abi_size(t.mt.target_data)
+    # The value's size: the result's (the old value), else the stored value's.
+    typed = inst.result_type
+    if typed is None or t.types.spv(typed).kind == "void":
+        typed = t.type_of(inst.operands[-1]) if inst.opname == "OpAtomicStore" else None
+    if typed is None or t.types.spv(typed).kind not in ("int", "float"):
+        typed = t.types.spv(t.type_of(pointer_id)).element
+    size = t.llvm_type(typed).get_abi_size(t.mt.target_data)
     b = t.b
     table = t.mt.abi.check_table(b, t.hidden)
     address = b.ptrtoint(pointer, I64)

@@ -162,7 +162,7 @@ class FunctionTranslator:
             raise self.error(
                 f"operands do not fit this instruction ({type(exc).__name__}: {exc})"
             ) from None
-        if name.startswith("OpAtomic") and getattr(self.mt.abi, "checked", False):
+        if getattr(self.mt.abi, "checked", False) and checks.is_atomic(self, inst):
             checks.atomic_written(self, inst)  # checked mode: __local bytes now written
         if inst.result_id is not None and result is not None:
             if isinstance(result, ir.NamedValue) and not result.name:
