@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..errors import SpirvError
 from ..spirv.grammar import Decoration, FPFastMathMode
 from ..spirv.module import Function, Instruction
+from . import checks
 from .builtins import WorkItem
 
 if TYPE_CHECKING:
@@ -179,6 +180,8 @@ class FunctionTranslator:
             raise self.error(
                 f"operands do not fit this instruction ({type(exc).__name__}: {exc})"
             ) from None
+        if getattr(self.mt.abi, "checked", False) and checks.is_atomic(self, inst):
+            checks.atomic_written(self, inst)  # checked mode: __local bytes now written
         if inst.result_id is not None and result is not None:
             if isinstance(result, ir.NamedValue) and not result.name:
                 result.name = self._llvm_name(inst.result_id)

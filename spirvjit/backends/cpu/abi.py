@@ -82,7 +82,9 @@ _QUERY_BASE = {
 # frames' end, and the stack address above every work-item's private variables
 # (generic_pointer_space reads the last three).
 _MAIN_RANGE_SLOT = 25
-_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 26), PTR, PTR, PTR, PTR, PTR])
+# Checked mode: 1 while the group's hoisted bounds checks are known to hold (checks.py).
+_CHECKED_RANGE_SLOT = 26
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 27), PTR, PTR, PTR, PTR, PTR])
 _LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
 _RED_ZONE = 128
 
@@ -118,6 +120,10 @@ class CpuABI:
         )
         table.set_metadata("invariant.load", builder.module.add_metadata([]))
         return table
+
+    def check_fast_slot(self, builder: ir.IRBuilder, ctx: ir.Value) -> ir.Value:
+        """Checked mode: the context word that says the group's range check held."""
+        return _context_slot(builder, ctx, _CHECKED_RANGE_SLOT)
 
     def address_space(self, storage_class: int) -> int:
         return 0
@@ -389,7 +395,9 @@ def _emit_workgroup_function(
             kernel.name,
             len(guards),
         )
-        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards, features)
+        _emit_split_work_items(
+            b, module, ctx, kernel, kernel_args, local_sizes, starts, guards, features
+        )
         b.ret_void()
         return fn
     vector, width = (
@@ -404,12 +412,25 @@ def _emit_workgroup_function(
             loop.close()
         b.ret_void()
         return fn
-    loops = _work_item_loops(b, ctx, local_sizes, starts)
-    b.call(kernel, [*kernel_args, ctx])
-    for loop in reversed(loops):
-        loop.close()
+
+    def emit() -> None:
+        loops = _work_item_loops(b, ctx, local_sizes, starts)
+        b.call(kernel, [*kernel_args, ctx])
+        for loop in reversed(loops):
+            loop.close()
+
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
     b.ret_void()
     return fn
+
+
+def _checked_versions(b, module, kernel, kernel_args, ctx, emit) -> None:
+    """Checked mode: the loops twice, with and without the group's hoisted bounds checks
+    (translate/checks.py); else once."""
+    from ...translate import checks
+
+    inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)
+    checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
 
 
 def _called(module: ir.Module, fn: ir.Function) -> bool:
@@ -437,6 +458,7 @@ def _global_id_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
 
 def _emit_split_work_items(
     b: ir.IRBuilder,
+    module: ir.Module,
     ctx: ir.Value,
     kernel: ir.Function,
     kernel_args: list,
@@ -459,26 +481,32 @@ def _emit_split_work_items(
     lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
-    outer = _outer_loops(b, ctx, local_sizes, starts)
-    if vector is not None:
-        _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
-    for main in (True, False):
-        if main and vector is not None:
-            continue
-        loop = _Loop(b, gap if main else rest, "main" if main else "rest")
-        if main:
-            lx = b.add(lo, loop.index)
-        else:  # [0, lo), then [hi, local)
-            lx = b.select(b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap))
-        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
-        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
-        b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-        b.call(kernel, [*kernel_args, ctx])
-        # The rest is at most a few boundary items per row: vectorizing it (with masks)
-        # would only cost JIT time.
-        loop.close(None if main else _scalar_loop_metadata(b.module))
-    for loop in reversed(outer):
-        loop.close()
+
+    def emit() -> None:
+        outer = _outer_loops(b, ctx, local_sizes, starts)
+        if vector is not None:
+            _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
+        for main in (True, False):
+            if main and vector is not None:
+                continue
+            loop = _Loop(b, gap if main else rest, "main" if main else "rest")
+            if main:
+                lx = b.add(lo, loop.index)
+            else:  # [0, lo), then [hi, local)
+                lx = b.select(
+                    b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap)
+                )
+            b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+            b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+            b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+            b.call(kernel, [*kernel_args, ctx])
+            # The rest is at most a few boundary items per row: vectorizing it (with masks)
+            # would only cost JIT time.
+            loop.close(None if main else _scalar_loop_metadata(b.module))
+        for loop in reversed(outer):
+            loop.close()
+
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
 
 
 _I64_ZERO = ir.Constant(I64, 0)
@@ -552,6 +580,9 @@ def _emit_stepped_workgroup_function(
     state.type = PTR
     b.store(ir.Constant(ir.IntType(32), 0), state)
     items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
+    from ...translate import checks
+
+    inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)  # checked mode
     dispatch = fn.append_basic_block("dispatch")
     done = fn.append_basic_block("done")
     b.branch(dispatch)
@@ -561,18 +592,22 @@ def _emit_stepped_workgroup_function(
         region = fn.append_basic_block(f"region{number}")
         switch.add_case(ir.Constant(ir.IntType(32), number), region)
         b.position_at_end(region)
-        loops = _work_item_loops(b, ctx, local_sizes, starts)
-        linear = b.add(
-            b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
-            loops[2].index,
-        )
-        state_arg = ir.Constant(ir.IntType(32), number)
-        after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
-        if checked_abi is not None:
-            _check_same_state(b, module, checked_abi, ctx, linear, after, state)
-        b.store(after, state)
-        for loop in reversed(loops):
-            loop.close()
+
+        def emit(number: int = number) -> None:
+            loops = _work_item_loops(b, ctx, local_sizes, starts)
+            linear = b.add(
+                b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
+                loops[2].index,
+            )
+            state_arg = ir.Constant(ir.IntType(32), number)
+            after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
+            if checked_abi is not None:
+                _check_same_state(b, module, checked_abi, ctx, linear, after, state)
+            b.store(after, state)
+            for loop in reversed(loops):
+                loop.close()
+
+        checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
         b.branch(dispatch)
     b.position_at_end(done)
     b.ret_void()
