@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from spirvjit.errors import CompileError
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
+from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
+from spirvjit.frontend.translator_fixups import fix_translator_spirv
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
@@ -179,13 +181,27 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     run_compiler([*cmd, *options, src, "-o", ll], "compile", name, tmp)
     with open(ll, encoding="utf-8") as f:
         ir_text = f.read()
-    if " freeze " in ir_text:
+    fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
+    try:
+        fixed, widened = widen_odd_integers(fixed)
+    except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
+        _log.debug("%s: odd-width integers left as they are: %s", name, e)
+        widened = 0
+    if widened:
+        _log.debug("%s: widened %d odd-width integer instructions for llvm-spirv", name, widened)
+    if fixed is not ir_text:
         with open(ll, "w", encoding="utf-8") as f:
-            f.write(remove_freeze(ir_text))
+            f.write(fixed)
     assemble = [clang15, "-target", "spir64", "-c", "-emit-llvm", "-Xclang", "-disable-llvm-passes"]
     run_compiler([*assemble, ll, "-o", bc], "compile", name, tmp)
     translate = [translator, "--preserve-ocl-kernel-arg-type-metadata-through-string", bc]
     run_compiler([*translate, "-o", spv], "translate", name, tmp)
+    with open(spv, "rb") as f:
+        spirv, repairs = fix_translator_spirv(f.read())
+    if any(repairs.values()):
+        _log.debug("%s: repaired llvm-spirv's output: %s", name, repairs)
+        with open(spv, "wb") as f:
+            f.write(spirv)
 
 
 def run_compiler(cmd: list[str], verb: str, filename: str, tmp: str) -> None:
