@@ -42,6 +42,7 @@ from spirvjit.frontend.convert_builtins import backend_converts_correctly, defin
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
 from spirvjit.frontend.translator_fixups import fix_translator_spirv
+from spirvjit.frontend.translator_ir import copy_conversion_results
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
@@ -182,14 +183,21 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     with open(ll, encoding="utf-8") as f:
         ir_text = f.read()
     fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
+    fixed, copied = copy_conversion_results(fixed)
     try:
         fixed, widened = widen_odd_integers(fixed)
     except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
         _log.debug("%s: odd-width integers left as they are: %s", name, e)
         widened = 0
-    if widened:
-        _log.debug("%s: widened %d odd-width integer instructions for llvm-spirv", name, widened)
-    if fixed is not ir_text:
+    if widened or copied:
+        _log.debug(
+            "%s: %d odd-width integer instructions widened, %d convert_* results "
+            "copied for llvm-spirv",
+            name,
+            widened,
+            copied,
+        )
+    if fixed != ir_text:
         with open(ll, "w", encoding="utf-8") as f:
             f.write(fixed)
     assemble = [clang15, "-target", "spir64", "-c", "-emit-llvm", "-Xclang", "-disable-llvm-passes"]
@@ -197,9 +205,9 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     translate = [translator, "--preserve-ocl-kernel-arg-type-metadata-through-string", bc]
     run_compiler([*translate, "-o", spv], "translate", name, tmp)
     with open(spv, "rb") as f:
-        spirv, repairs = fix_translator_spirv(f.read())
-    if any(repairs.values()):
-        _log.debug("%s: repaired llvm-spirv's output: %s", name, repairs)
+        spirv, reordered = fix_translator_spirv(f.read())
+    if reordered:
+        _log.debug("%s: %d functions' blocks put in dominance order", name, reordered)
         with open(spv, "wb") as f:
             f.write(spirv)
 

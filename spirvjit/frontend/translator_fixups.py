@@ -1,20 +1,18 @@
-"""Repairs of llvm-spirv-15's output whose meaning is clear, for the translator producer only.
+"""Block order of llvm-spirv-15's output, repaired for the translator producer only.
 
-llvm-spirv-15 writes two kinds of invalid SPIR-V that spirv-val and spirvjit's reader
-rightly reject, found by the differential tester (``tests/fuzz/findings``):
+SPIR-V (2.16.1) wants every block of a function after the blocks that dominate it.
+llvm-spirv-15 writes the blocks in LLVM's block order, which need not be one (found by the
+differential tester, ``tests/fuzz/findings/translator_block_order.cl``); a value is then
+used, in the file, before its definition, and spirv-val and spirvjit's reader rightly
+reject the module. The control-flow graph says what the function means, so
+:func:`order_blocks` moves blocks into a dominance order: the original order wherever it
+is one already, each block put off only until its immediate dominator is placed;
+unreachable blocks go last.
 
-* **blocks out of dominance order.** SPIR-V (2.16.1) wants every block after the blocks
-  that dominate it; llvm-spirv writes them in LLVM's block order, which need not be one,
-  and a value is then used (in the file) before its definition. The control-flow graph
-  says what the function means, so :func:`order_blocks` moves blocks into a dominance
-  order: original order wherever it is one already, each block put off only until its
-  immediate dominator is placed; unreachable blocks go last.
-* **decorations (and names) of ids it never defines**, e.g. ``OpDecorate %x
-  SaturatedConversion`` left behind when the decorated conversion was folded away. They
-  decorate nothing; :func:`drop_dangling_annotations` removes them.
-
-These repairs are for the translator producer's own output, where the cause is known:
-a SPIR-V file from elsewhere with the same defects is still an error at ``load_spirv``.
+This is a repair of the translator producer's own output, where the cause is known: a
+SPIR-V file from elsewhere with blocks out of order is still an error at ``load_spirv``.
+(The other defect of that kind, decorations of ids never defined, is not repaired here:
+it means a ``convert_*`` lost its saturation or rounding, see ``translator_ir``.)
 """
 
 from __future__ import annotations
@@ -34,8 +32,6 @@ _OP_LABEL = _OP["OpLabel"]
 _OP_BRANCH = _OP["OpBranch"]
 _OP_BRANCH_CONDITIONAL = _OP["OpBranchConditional"]
 _OP_SWITCH = _OP["OpSwitch"]
-_OP_GROUP_DECORATE = _OP["OpGroupDecorate"]
-_OP_GROUP_MEMBER_DECORATE = _OP["OpGroupMemberDecorate"]
 _TERMINATORS = frozenset(
     _OP[name]
     for name in (
@@ -49,20 +45,6 @@ _TERMINATORS = frozenset(
         "OpTerminateInvocation",
     )
 )
-# Annotations and debug names whose first operand is the id they speak of.
-_TARGETED = frozenset(
-    _OP[name]
-    for name in (
-        "OpDecorate",
-        "OpDecorateId",
-        "OpDecorateString",
-        "OpMemberDecorate",
-        "OpMemberDecorateString",
-        "OpName",
-        "OpMemberName",
-    )
-)
-
 Instruction = list[int]  # the words of one instruction
 
 
@@ -92,31 +74,6 @@ def _result_type(inst: Instruction) -> int | None:
     if info is None or not info[2] or len(inst) < 2:
         return None
     return inst[1]
-
-
-def drop_dangling_annotations(insts: list[Instruction]) -> tuple[list[Instruction], int]:
-    """``insts`` without decorations and names of ids that nothing defines, and how many
-    instructions were dropped or shortened."""
-    defined = {rid for inst in insts if (rid := _result_id(inst)) is not None}
-    out = []
-    changed = 0
-    for inst in insts:
-        opcode = inst[0] & 0xFFFF
-        if opcode in _TARGETED and len(inst) > 1 and inst[1] not in defined:
-            changed += 1
-            continue
-        if opcode in (_OP_GROUP_DECORATE, _OP_GROUP_MEMBER_DECORATE) and len(inst) > 2:
-            step = 1 if opcode == _OP_GROUP_DECORATE else 2
-            targets = [inst[i : i + step] for i in range(2, len(inst), step)]
-            kept = [t for t in targets if t[0] in defined]
-            if len(kept) != len(targets):
-                changed += 1
-                if not kept:
-                    continue
-                operands = [inst[1], *(w for t in kept for w in t)]
-                inst = [(len(operands) + 1) << 16 | opcode, *operands]
-        out.append(inst)
-    return out, changed
 
 
 def _successors(term: Instruction, literal_words: dict[int, int]) -> list[int]:
@@ -266,19 +223,18 @@ def order_blocks(insts: list[Instruction]) -> tuple[list[Instruction], int]:
     return out, reordered
 
 
-def fix_translator_spirv(spirv: bytes) -> tuple[bytes, dict[str, int]]:
-    """``spirv`` (llvm-spirv's output, little-endian) with the repairs of this module, and
-    how many of each were made. A module this cannot split is returned unchanged."""
+def fix_translator_spirv(spirv: bytes) -> tuple[bytes, int]:
+    """``spirv`` (llvm-spirv's output, little-endian) with each function's blocks in a
+    dominance order, and how many functions were reordered. A module this cannot split
+    is returned unchanged."""
     if len(spirv) < 20 or len(spirv) % 4:
-        return spirv, {}
+        return spirv, 0
     words = list(struct.unpack(f"<{len(spirv) // 4}I", spirv))
     insts = _split(words) if words[0] == _MAGIC else None
     if insts is None:
-        return spirv, {}
-    insts, dropped = drop_dangling_annotations(insts)
+        return spirv, 0
     insts, reordered = order_blocks(insts)
-    counts = {"dangling annotations": dropped, "functions reordered": reordered}
-    if not dropped and not reordered:
-        return spirv, counts
+    if not reordered:
+        return spirv, reordered
     out = words[:5] + [w for inst in insts for w in inst]
-    return struct.pack(f"<{len(out)}I", *out), counts
+    return struct.pack(f"<{len(out)}I", *out), reordered

@@ -1,0 +1,44 @@
+"""Keep llvm-spirv-15 from losing the saturation and rounding of ``convert_*`` calls.
+
+llvm-spirv-15 translates ``convert_int_sat_rtz(x)`` to ``OpConvertFToS`` decorated
+``SaturatedConversion`` and ``FPRoundingMode RTZ``. When the call's result is used before
+the call is translated (a phi fed from a loop's back edge, or a use in a block that LLVM
+lists before the call's block), the translator first hands out a forward id for the
+result; the conversion later takes that id, but its decorations stay on the id it was
+created with, which nothing defines (``OpDecorate %173 SaturatedConversion`` next to an
+undecorated ``%154 = OpConvertFToS``). The conversion then no longer saturates or rounds
+as asked. Dropping the dangling decoration would turn that into a silently wrong result;
+the meaning cannot be recovered from the SPIR-V with certainty either.
+
+:func:`copy_conversion_results` avoids the forward reference instead: each
+``%r = call ... @_Z..convert_...(...)`` becomes ``%sjc.r = call ...`` followed by
+``%r = select i1 true, T %sjc.r, T %sjc.r``. The call's only use is the select right after
+it, translated next, so no forward id is ever handed out for it; the select may be
+forward-referenced, and has no decorations to lose. The value numbering stays as it was
+(``%sjc.r`` is a name, ``%r`` keeps its number and position).
+"""
+
+from __future__ import annotations
+
+import re
+
+_PREFIX = "sjc."
+# `%r = [tail] call [cc] [ret attrs] T @_Z<n>convert_<...>(` where T is the result type.
+_CALL = re.compile(
+    r"^(\s*)(%[-\w$.]+) = ((?:tail |musttail |notail )?call [^@\n]*?"
+    r"(<\d+ x (?:i\d+|half|float|double)>|i\d+|half|float|double) "
+    r"@_Z\d+convert_\w+\(.*)$",
+    re.MULTILINE,
+)
+
+
+def copy_conversion_results(ir_text: str) -> tuple[str, int]:
+    """``ir_text`` with the result of every ``convert_*`` call passed through a select
+    (see the module docstring), and how many calls were rewritten."""
+
+    def copy(m: re.Match) -> str:
+        indent, name, call, ty = m.groups()
+        raw = f"%{_PREFIX}{name[1:]}"
+        return f"{indent}{raw} = {call}\n{indent}{name} = select i1 true, {ty} {raw}, {ty} {raw}"
+
+    return _CALL.subn(copy, ir_text)
