@@ -42,7 +42,7 @@ from spirvjit.frontend.convert_builtins import backend_converts_correctly, defin
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
 from spirvjit.frontend.translator_fixups import fix_translator_spirv
-from spirvjit.frontend.translator_ir import copy_conversion_results
+from spirvjit.frontend.translator_ir import copy_conversion_results, fuse_fmuladd
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
@@ -184,18 +184,19 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
         ir_text = f.read()
     fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
     fixed, copied = copy_conversion_results(fixed)
+    fixed, fused = fuse_fmuladd(fixed)
     try:
         fixed, widened = widen_odd_integers(fixed)
     except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
         _log.debug("%s: odd-width integers left as they are: %s", name, e)
         widened = 0
-    if widened or copied:
+    if widened or copied or fused:
+        counts = (widened, copied, fused)
         _log.debug(
-            "%s: %d odd-width integer instructions widened, %d convert_* results "
-            "copied for llvm-spirv",
+            "%s: for llvm-spirv, %d odd-width integer instructions widened, %d convert_* "
+            "results copied, %d fmuladd fused",
             name,
-            widened,
-            copied,
+            *counts,
         )
     if fixed != ir_text:
         with open(ll, "w", encoding="utf-8") as f:

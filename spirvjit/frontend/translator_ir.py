@@ -42,3 +42,26 @@ def copy_conversion_results(ir_text: str) -> tuple[str, int]:
         return f"{indent}{raw} = {call}\n{indent}{name} = select i1 true, {ty} {raw}, {ty} {raw}"
 
     return _CALL.subn(copy, ir_text)
+
+
+_FMULADD_DECLARE = re.compile(r"^declare [^\n]*@llvm\.fmuladd\.(\w+)\([^\n]*\n", re.MULTILINE)
+
+
+def fuse_fmuladd(ir_text: str) -> tuple[str, int]:
+    """``ir_text`` with ``llvm.fmuladd`` (``a * b + c`` that may be fused, as clang emits
+    it under ``FP_CONTRACT ON``) turned into ``llvm.fma``, and how many uses changed.
+
+    llvm-spirv-15 writes fmuladd as OpenCL.std ``mad``, which spirvjit computes unfused,
+    while clang-22's SPIR-V back end writes it as ``fma``: the two producers would round
+    the same source differently. Fusing is what fmuladd allows, and what the default
+    producer does, so both now give the same bits.
+    """
+    if "@llvm.fmuladd." not in ir_text:
+        return ir_text, 0
+
+    def declaration(m: re.Match) -> str:
+        # An llvm.fma of the same type may be declared already: one declaration is enough.
+        return "" if f"@llvm.fma.{m.group(1)}(" in ir_text else m.group(0)
+
+    text = _FMULADD_DECLARE.sub(declaration, ir_text)
+    return text.replace("@llvm.fmuladd.", "@llvm.fma."), text.count("@llvm.fmuladd.")
