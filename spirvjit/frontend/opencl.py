@@ -16,9 +16,11 @@ Producers:
 ``"translator"``
     ``clang-15 -target spir64 -S -emit-llvm -O2 -fno-vectorize -fno-slp-vectorize
     -cl-std=CL3.0 -cl-kernel-arg-info [options] kernel.cl -o kernel.ll``, ``freeze``
-    removed (llvm-spirv-15 cannot translate it), ``clang-15 -c -emit-llvm`` back to
-    bitcode without optimizing, then ``llvm-spirv-15
-    --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc -o kernel.spv``: the
+    removed (llvm-spirv-15 cannot translate it), odd-width integers widened
+    (``odd_widths``), ``convert_*`` results copied and ``llvm.fmuladd`` fused
+    (``translator_ir``), ``clang-15 -c -emit-llvm`` back to bitcode without optimizing,
+    then ``llvm-spirv-15 --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc
+    -o kernel.spv`` and the blocks put in dominance order (``translator_fixups``): the
     Khronos translator route, kept so the runtime is tested against a second,
     independent SPIR-V producer. The vectorizers are off: vectorizing across work-items
     is the JIT's job, not the producer's.
