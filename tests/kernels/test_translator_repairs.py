@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from harness import build, translator_missing
+from harness import build, known_spirv_val_error, spirv_val, spirv_val_path, translator_missing
 
 import spirvjit
 from spirvjit.errors import SpirvError
@@ -257,6 +257,11 @@ def test_blocks_out_of_dominance_order(monkeypatch):
     assert reordered >= 1
     spirvjit.load_spirv(fixed)
     assert fix_translator_spirv(fixed) == (fixed, 0)  # already in order: left alone
+    if spirv_val_path():
+        rc, diagnostics = spirv_val(raw)
+        assert rc != 0 and "has not been defined" in diagnostics
+        rc, diagnostics = spirv_val(fixed)
+        assert rc == 0 or known_spirv_val_error(diagnostics, "translator"), diagnostics
     got = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "translator"), "k5", 8, 3)
     want = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "clang"), "k5", 8, 3)
     for g, w in zip(got, want, strict=True):
