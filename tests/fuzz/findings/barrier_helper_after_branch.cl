@@ -7,6 +7,11 @@
 // (seed 4259 count 10 kernel 3, segment 1, 12 work-items), reduced by hand.
 // Run: kernel k3, global 64, local 16; in[i] = i * 2654435761u (256 words), gat: 64 zeros.
 // Without the if/else (or with x39 computed inline) the results are right.
+// The wrong x39 values are 7, 5, 5: h of work-items 0, 1, 2, i.e. lm[0..2] hold a value that
+// is live across the barriers (the select before the calls) when work-items 9..11 read
+// them. clang promotes lm to a module-scope Workgroup variable used only by sync24;
+// static_local_bytes is 128 and frame_bytes 24 (one work-item's frame is 24 bytes = lm[0..2]),
+// so some frame store seems to land at the start of the group's local memory.
 // Not fixed here: the barrier lowering is outside the front end (issue 12 item 1's area).
 static __attribute__((noinline)) long sync24(__local long *lm, long v, uint lid, uint off)
 {
