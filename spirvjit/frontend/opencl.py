@@ -44,7 +44,11 @@ from spirvjit.frontend.convert_builtins import backend_converts_correctly, defin
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
 from spirvjit.frontend.translator_fixups import fix_translator_spirv
-from spirvjit.frontend.translator_ir import copy_conversion_results, fuse_fmuladd
+from spirvjit.frontend.translator_ir import (
+    copy_conversion_results,
+    fuse_fmuladd,
+    select_condition,
+)
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
@@ -163,15 +167,19 @@ _FREEZE = re.compile(r"^(\s*%[-\w$.]+ = )freeze ([^\n]*?)((?:, ![-\w.]+ ![^\n]*)
 
 
 def remove_freeze(ir_text: str) -> str:
-    """``ir_text`` with every ``freeze`` replaced by an identity (``select i1 true, v, v``).
+    """``ir_text`` with every ``freeze`` replaced by an identity (``select i1 true, v, v``,
+    with a vector of true for a vector v).
 
     freeze only changes undef or poison inputs (it picks one fixed value); an OpenCL
     program whose result depends on such a value is undefined anyway, and the SPIR-V
     consumer sees an ordinary value either way. The value numbering stays as it was.
     """
-    return _FREEZE.sub(
-        lambda m: f"{m.group(1)}select i1 true, {m.group(2)}, {m.group(2)}{m.group(3)}", ir_text
-    )
+
+    def identity(m: re.Match) -> str:
+        cond = select_condition(m.group(2))
+        return f"{m.group(1)}select {cond}, {m.group(2)}, {m.group(2)}{m.group(3)}"
+
+    return _FREEZE.sub(identity, ir_text)
 
 
 def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> None:

@@ -12,10 +12,11 @@ the meaning cannot be recovered from the SPIR-V with certainty either.
 
 :func:`copy_conversion_results` avoids the forward reference instead: each
 ``%r = call ... @_Z..convert_...(...)`` becomes ``%sjc.r = call ...`` followed by
-``%r = select i1 true, T %sjc.r, T %sjc.r``. The call's only use is the select right after
-it, translated next, so no forward id is ever handed out for it; the select may be
-forward-referenced, and has no decorations to lose. The value numbering stays as it was
-(``%sjc.r`` is a name, ``%r`` keeps its number and position).
+``%r = select i1 true, T %sjc.r, T %sjc.r`` (a vector of true for a vector T). The call's
+only use is the select right after it, translated next, so no forward id is ever handed
+out for it; the select may be forward-referenced, and has no decorations to lose. The
+value numbering stays as it was (``%sjc.r`` is a name, ``%r`` keeps its number and
+position).
 """
 
 from __future__ import annotations
@@ -32,6 +33,20 @@ _CALL = re.compile(
 )
 
 
+_VECTOR = re.compile(r"<(\d+) x ")
+
+
+def select_condition(ty: str) -> str:
+    """The all-true condition of an identity ``select`` of type ``ty``: ``i1 true``, or a
+    vector of them for a vector (a scalar condition on vectors is SPIR-V 1.4 and later,
+    and llvm-spirv-15 writes older modules)."""
+    m = _VECTOR.match(ty)
+    if m is None:
+        return "i1 true"
+    lanes = int(m.group(1))
+    return f"<{lanes} x i1> <" + ", ".join(["i1 true"] * lanes) + ">"
+
+
 def copy_conversion_results(ir_text: str) -> tuple[str, int]:
     """``ir_text`` with the result of every ``convert_*`` call passed through a select
     (see the module docstring), and how many calls were rewritten."""
@@ -39,7 +54,8 @@ def copy_conversion_results(ir_text: str) -> tuple[str, int]:
     def copy(m: re.Match) -> str:
         indent, name, call, ty = m.groups()
         raw = f"%{_PREFIX}{name[1:]}"
-        return f"{indent}{raw} = {call}\n{indent}{name} = select i1 true, {ty} {raw}, {ty} {raw}"
+        cond = select_condition(ty)
+        return f"{indent}{raw} = {call}\n{indent}{name} = select {cond}, {ty} {raw}, {ty} {raw}"
 
     return _CALL.subn(copy, ir_text)
 

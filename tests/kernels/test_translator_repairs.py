@@ -342,6 +342,6 @@ def test_conversion_copies_keep_numbering():
         "  %sjc.5 = tail call spir_func signext i16 @_Z17convert_short_satf(float noundef %4) #3\n"
         "  %5 = select i1 true, i16 %sjc.5, i16 %sjc.5\n"
         "  %sjc.v = call spir_func <3 x i16> @_Z22convert_short3_sat_rtzDv3_f(<3 x float> %w)\n"
-        "  %v = select i1 true, <3 x i16> %sjc.v, <3 x i16> %sjc.v\n"
+        "  %v = select <3 x i1> <i1 true, i1 true, i1 true>, <3 x i16> %sjc.v, <3 x i16> %sjc.v\n"
         "  %6 = call spir_func float @_Z5floorf(float %x)\n"
     )
