@@ -115,8 +115,8 @@ def probe_item2(producer: str) -> bool:
     src = """__kernel void probe(__global int *o) {
         volatile char c = -1; volatile ushort u = 40000;
         o[0] = convert_int(c); o[1] = convert_ushort_sat(u); }"""
-    out = _run(src, producer, 1, 1)
-    return out[0] != -1 or out[1] != 40000
+    out = _run(src, producer, 2, 1)  # one work-item writes o[0] and o[1]
+    return bool(out[0] != -1 or out[1] != 40000)
 
 
 def probe_item1(producer: str) -> bool:
@@ -155,7 +155,7 @@ def probe_item8(producer: str) -> bool:
         out = _run(src, producer, 1, 1)
     except Exception as exc:  # noqa: BLE001
         return bool(re.search(_message("item8"), str(exc)))
-    return out[0] != 1
+    return bool(out[0] != 1)
 
 
 def probe_item9(producer: str) -> bool:
