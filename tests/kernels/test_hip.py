@@ -235,8 +235,13 @@ def intrinsics_spirv() -> bytes:
     return hip_to_spirv(INTRINSICS)
 
 
-def test_generic_llvm_intrinsics_run_on_the_host(intrinsics_spirv):
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_generic_llvm_intrinsics_run_on_the_host(intrinsics_spirv, checked, monkeypatch):
     # Failed before: "calls 'spirv.llvm_memcpy_p4_p4_i64', which the module imports".
+    # Checked: failed with "module-scope variable with storage class Function" (a helper's
+    # pointer parameter followed to the caller's private variable).
+    if checked:
+        monkeypatch.setenv("SPIRVJIT_CHECK", "1")
     assert {"spirv.llvm_memcpy_p4_p4_i64", "spirv.llvm_cttz_i32", "spirv.llvm_frexp_f32_i32"} <= (
         imports(intrinsics_spirv)
     )
