@@ -66,7 +66,9 @@ def variable_type(program: Program, name: str, dtype=None) -> tuple[int, np.dtyp
     if gv is None or gv not in translation.mutable_globals:
         raise LaunchError("is a constant the host cannot write, not a variable", name)
     view_dtype, shape = _numpy_type(gv.value_type, translation.module.data_layout)
-    if dtype is not None:
+    if dtype is not None and np.dtype(dtype).itemsize == view_dtype.itemsize:
+        view_dtype = np.dtype(dtype)  # same shape: an unsigned int read as such
+    elif dtype is not None:
         size = int(np.prod(shape, dtype=np.int64)) * view_dtype.itemsize
         view_dtype = np.dtype(dtype)
         if size % view_dtype.itemsize:

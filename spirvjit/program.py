@@ -36,6 +36,8 @@ class Program:
     with this module and these spec constants (a unified binary's native variants);
     those kernels skip the JIT. ``other_targets`` does the same for other targets (a
     unified binary's GPU variants), used when a kernel runs on such a device.
+    ``offload_code``: a clang offload bundle's native ``gfx*`` entries the native-code
+    policy allowed (``offload_bundle.BundleEntry``), run on the AMD GPUs they match.
     """
 
     def __init__(
@@ -48,6 +50,7 @@ class Program:
         native_objects: Mapping[str, bytes] | None = None,
         other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
         options: Sequence[str] = (),
+        offload_code: Sequence = (),
     ):
         unknown = [o for o in options if o not in JIT_OPTIONS]
         if unknown:
@@ -70,6 +73,7 @@ class Program:
         # Native objects for other targets (a unified binary's GPU variants), used by
         # for_target.
         self._other_targets = dict(other_targets or {})
+        self.offload_code = tuple(offload_code)
         self._lock = threading.RLock()
         self._translation: Translation | None = None
         self._checked_translation: Translation | None = None  # checked mode (CPU)
@@ -172,6 +176,7 @@ class Program:
                     target=target,
                     native_objects=self._other_targets.get(target),
                     options=self.options,
+                    offload_code=self.offload_code,
                 )
                 self._for_targets[target] = found
             return found

@@ -109,6 +109,11 @@ class GpuKernel:
                 found = self._variants[variant] = (module.function(self.signature.name), module)
             return found
 
+    def hidden_params(self, global_size, local_size, offset, dims: int) -> list[bytes]:
+        """The parameters after the kernel's own: spirvjit's entry points take the global
+        offset and the work dimension (``entry.py``)."""
+        return [struct.pack("<QQQI", *offset, dims)]
+
     def launch(
         self,
         args: Sequence,
@@ -186,7 +191,7 @@ class GpuKernel:
                     f"{self.device.name} has {self.device.local_memory_bytes}",
                     sig.name,
                 )
-            params.append(struct.pack("<QQQI", *offset, dims))
+            params.extend(self.hidden_params(gs, ls, offset, dims))
             function, module = self._function_for(items, launch_facts(gs, ls, offset))
             if self._variables is not None:
                 self._variables.before_launch(module, None if stream is None else stream.handle)
