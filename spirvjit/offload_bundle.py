@@ -256,7 +256,8 @@ def describe_entries(
         arch = device.target.name
         found = native_entry(native, arch) if device.kind == "amd" and allowed else None
         what = f"{found.id} (native code)" if found is not None else jit
-        lines.append(f"  here, {device.name} ({arch}): {what}")
+        where = device.name if device.kind == "cpu" else f"{device.name} ({arch})"
+        lines.append(f"  here, {where}: {what}")
     return "\n".join(lines) + "\n"
 
 

@@ -159,7 +159,11 @@ class GpuBackend(Backend):
             if not fn.is_declaration and fn.name != symbol:
                 fn.linkage = "internal"
         for gv in module.global_variables:
-            if not gv.is_declaration and gv.name != DYNAMIC_SHARED and gv.name not in exported:
+            if gv.name in exported:
+                # Exported but not preemptible (as clang marks HIP's device variables):
+                # accessed directly rather than through the GOT.
+                gv.visibility = "protected"
+            elif not gv.is_declaration and gv.name != DYNAMIC_SHARED:
                 gv.linkage = "internal"
         tm = target_machine(target)
         pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
