@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import re
 import threading
+from collections import Counter
 from collections.abc import Mapping
 
 import numpy as np
@@ -38,8 +39,8 @@ def export_names(module) -> dict[int, str]:
     exports it from a HIP code object (``counter``, ``_ZN2ns7counterE``), where that is a
     plain identifier no other name of the module uses; ``spirvjit_g<id>`` otherwise (PTX
     takes no dots, and symbols must be unique)."""
-    names = list(module.names.values())
-    taken = {name for name in names if names.count(name) > 1}
+    counts = Counter(module.names.values())
+    taken = {name for name, n in counts.items() if n > 1}
     taken.update(e.name for e in module.entry_points)
     found: dict[int, str] = {}
     for inst in module.globals:
