@@ -166,6 +166,14 @@ class CpuBackend(Backend):
                 )
             return found
 
+    def global_variable(self, program, name: str, device: Device, dtype=None):
+        """A NumPy view of the variable itself (``device_globals.HostVariable``)."""
+        from ...device_globals import global_variable
+
+        if program.target.kind != self.kind:
+            program = program.for_target(device.target)
+        return global_variable(program, name, dtype)
+
     def data_address(self, program, symbol: str) -> int:
         """The address of ``program``'s writable program-scope variable ``symbol`` in this
         process (its data library is linked if it was not yet): device_globals.py."""
