@@ -130,25 +130,28 @@ def amd_analyse(image: bytes, kernel: str, arch: str, work: Path) -> Code:
     dis = _run(
         [require_tool("llvm-objdump", "disassembly"), "-d", f"--mcpu={arch}", str(path)], "objdump"
     ).stdout
-    # The kernel up to its s_endpgm (code objects pad the text with s_code_end), plus
-    # clang's out-of-line body of an OpenCL kernel where it was not inlined.
-    mnemonics = _gcn_function(dis, kernel, "s_endpgm")
+    # The kernel, plus clang's out-of-line body of an OpenCL kernel where it was not
+    # inlined.
+    mnemonics = _gcn_function(dis, kernel)
     if "s_swappc_b64" in mnemonics:
-        mnemonics += _gcn_function(dis, f"__clang_ocl_kern_imp_{kernel}", "s_setpc_b64")
+        mnemonics += _gcn_function(dis, f"__clang_ocl_kern_imp_{kernel}")
     code.instructions = len(mnemonics)
     code.classes = _classify(mnemonics, AMD_CLASSES)
     return code
 
 
-def _gcn_function(dis: str, name: str, last: str) -> list[str]:
+def _gcn_function(dis: str, name: str) -> list[str]:
+    """The mnemonics of function ``name``: up to the next symbol, without the padding
+    (s_code_end, and the s_nop that pads to the next function's alignment). Not up to
+    the first s_endpgm: the block layout may put loops after it (clang's reduction
+    tree loop on gfx9 is), and they are the kernel's code too."""
     if f"<{name}>:" not in dis:
         return []
-    mnemonics = []
-    for match in re.finditer(r"^\s+(\w+)", dis.split(f"<{name}>:", 1)[1], re.M):
-        mnemonics.append(match.group(1))
-        if match.group(1) == last:
-            break
-    return mnemonics
+    body = re.split(r"^[0-9a-f]+ <[^>]+>:", dis.split(f"<{name}>:", 1)[1], maxsplit=1, flags=re.M)
+    mnemonics = re.findall(r"^\s+(\w+)", body[0], re.M)
+    while mnemonics and mnemonics[-1] in ("s_nop", "s_code_end"):
+        mnemonics.pop()
+    return [m for m in mnemonics if m != "s_code_end"]
 
 
 def amd_occupancy(code: Code, arch: str) -> int:

@@ -150,7 +150,12 @@ class GpuBackend(Backend):
             if not gv.is_declaration and gv.name != DYNAMIC_SHARED:
                 gv.linkage = "internal"
         tm = target_machine(target)
-        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+        # clang's -O3: with the vectorizers. SLP packs independent float lanes into
+        # <2 x float> operations, which gfx90a/gfx942 run as one v_pk_* instruction.
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(module, pb)
         return module
 
