@@ -408,7 +408,15 @@ def _emit_split_work_items(
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
         b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
         b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-        b.call(kernel, [*kernel_args, ctx])
+        if main or not guard_split.has_loop(kernel):
+            b.call(kernel, [*kernel_args, ctx])
+        else:
+            # The rest (a few boundary items per row) of a kernel with loops calls it out
+            # of line: one copy optimized for size (guard_split.rest_copy), instead of a
+            # second inlined copy whose loops the optimizer vectorizes and unrolls for
+            # nothing. A kernel without loops costs less inlined than as a function.
+            b.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
+            guard_split.rest_copy(kernel)
         # The rest is at most a few boundary items per row: vectorizing it (with masks)
         # would only cost JIT time.
         loop.close(None if main else _scalar_loop_metadata(b.module))
