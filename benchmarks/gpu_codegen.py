@@ -142,16 +142,24 @@ def amd_analyse(image: bytes, kernel: str, arch: str, work: Path) -> Code:
 
 def _gcn_function(dis: str, name: str) -> list[str]:
     """The mnemonics of function ``name``: up to the next symbol, without the padding
-    (s_code_end, and the s_nop that pads to the next function's alignment). Not up to
+    (s_code_end, and s_nop after a jump: alignment of a loop or the next function). Not up to
     the first s_endpgm: the block layout may put loops after it (clang's reduction
     tree loop on gfx9 is), and they are the kernel's code too."""
     if f"<{name}>:" not in dis:
         return []
     body = re.split(r"^[0-9a-f]+ <[^>]+>:", dis.split(f"<{name}>:", 1)[1], maxsplit=1, flags=re.M)
-    mnemonics = re.findall(r"^\s+(\w+)", body[0], re.M)
-    while mnemonics and mnemonics[-1] in ("s_nop", "s_code_end"):
-        mnemonics.pop()
-    return [m for m in mnemonics if m != "s_code_end"]
+    kept: list[str] = []
+    for mnemonic in re.findall(r"^\s+(\w+)", body[0], re.M):
+        # s_nop after an unconditional branch is alignment padding (a loop header
+        # aligned for the instruction prefetch): never executed, not counted.
+        if mnemonic == "s_code_end" or (mnemonic == "s_nop" and kept and kept[-1] in _JUMPS):
+            continue
+        kept.append(mnemonic)
+    return kept
+
+
+# After these, execution never falls through to the next instruction.
+_JUMPS = ("s_branch", "s_endpgm", "s_setpc_b64")
 
 
 def amd_occupancy(code: Code, arch: str) -> int:
