@@ -236,12 +236,18 @@ def emit_kernel_wrappers(
     kernel.attributes.add("alwaysinline")
     if signature.barrier_states:
         wg = _emit_stepped_workgroup_function(
-            module, kernel, signature, f"{symbol}.wg", checked_abi
+            module, kernel, signature, stepped_workgroup_function(f"{symbol}.run"), checked_abi
         )
     else:
         wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
+
+
+def stepped_workgroup_function(runner: str) -> str:
+    """The name of the work-group function of a barrier kernel whose runner is ``runner``
+    (the optimizer runs O2 on modules that have one: codegen.STEPPED_SPEED_LEVEL)."""
+    return runner.removesuffix(".run") + ".steps"
 
 
 def _group_prologue(
