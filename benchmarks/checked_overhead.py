@@ -3,9 +3,9 @@
     PYTHONPATH=$PWD python3 benchmarks/checked_overhead.py [--size quick|full] [--repeat N]
 
 Prints a Markdown table: the best launch time of each variant (after a warm-up launch;
-the minimum, which a loaded machine disturbs least)
-and their ratio; the checked results are compared with the case's reference, so a false
-report or a wrong result fails the run.
+the minimum, which a loaded machine disturbs least; the two variants' launches
+alternate, so that load disturbs both alike) and their ratio; the checked results are
+compared with the case's reference, so a false report or a wrong result fails the run.
 """
 
 from __future__ import annotations
@@ -22,43 +22,67 @@ from cases import CASES, Local  # noqa: E402
 import spirvjit  # noqa: E402
 
 
-def _best_seconds(run, repeat: int) -> float:
-    run()  # warm-up: compiles and loads the variant
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def _args(case, d, p) -> list:
     return [
         spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in case.ocl_args(d, p)
     ]
 
 
-def measure(case, p, check: bool, repeat: int) -> tuple[float, str | None]:
-    """(best ms of a launch, the problem found in its result or None)."""
-    prog = spirvjit.compile_opencl(case.source, options=list(case.options))
-    kernel = prog.kernel(case.name)
-    global_size, local_size = case.ndrange(p)
-    state = {"d": case.make_data(p)}
-    state["args"] = _args(case, state["d"], p)
+class _Variant:
+    """One kernel launched unchecked or checked, on its own data."""
 
-    def run():
-        d = state["d"]
-        for key in case.zeroed:
-            d[key].fill(0)
-        kernel(*state["args"], global_size=global_size, local_size=local_size, check=check)
-        return case.host_finish(d, p)
+    def __init__(self, case, p, check: bool):
+        self.case, self.p, self.check = case, p, check
+        prog = spirvjit.compile_opencl(case.source, options=list(case.options))
+        self.kernel = prog.kernel(case.name)
+        self.global_size, self.local_size = case.ndrange(p)
+        self.fresh()
+        self.times: list[float] = []
 
-    ms = _best_seconds(run, repeat) * 1e3
-    # The result of one launch on fresh data (some kernels update in place).
-    state["d"] = case.make_data(p)
-    state["args"] = _args(case, state["d"], p)
-    want = case.reference(state["d"], p)
-    return ms, case.compare(case.result(state["d"], run()), want)
+    def fresh(self) -> None:
+        self.d = self.case.make_data(self.p)
+        self.args = _args(self.case, self.d, self.p)
+
+    def run(self):
+        for key in self.case.zeroed:
+            self.d[key].fill(0)
+        self.kernel(
+            *self.args,
+            global_size=self.global_size,
+            local_size=self.local_size,
+            check=self.check,
+        )
+        return self.case.host_finish(self.d, self.p)
+
+    def timed(self) -> None:
+        start = time.perf_counter()
+        self.run()
+        self.times.append(time.perf_counter() - start)
+
+    def problem(self) -> str | None:
+        """What is wrong with the result of one launch on fresh data (some kernels
+        update in place), or None."""
+        self.fresh()
+        want = self.case.reference(self.d, self.p)
+        return self.case.compare(self.case.result(self.d, self.run()), want)
+
+
+def measure(case, p, repeat: int) -> tuple[float, float, list[str]]:
+    """(best unchecked ms, best checked ms, problems found in the results). The two
+    variants' launches alternate, so that a loaded machine disturbs both alike."""
+    variants = [_Variant(case, p, check) for check in (False, True)]
+    for variant in variants:
+        variant.run()  # warm-up: compiles and loads the variant
+    for _ in range(repeat):
+        for variant in variants:
+            variant.timed()
+    problems = []
+    for variant in variants:
+        problem = variant.problem()
+        if problem:
+            problems.append(f"{case.name} (check={variant.check}): {problem}")
+    plain, checked = (min(v.times) * 1e3 for v in variants)
+    return plain, checked, problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,14 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.cases and name not in args.cases:
             continue
         p = case.sizes[args.size]
-        ms = {}
-        for check in (False, True):
-            ms[check], problem = measure(case, p, check, args.repeat)
-            if problem:
-                print(f"{name} (check={check}): {problem}", file=sys.stderr)
-                failed = True
-        ratio = ms[True] / ms[False]
-        print(f"| {name} | {case.describe(p)} | {ms[False]:.2f} | {ms[True]:.2f} | {ratio:.2f}x |")
+        plain, checked, problems = measure(case, p, args.repeat)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+            failed = True
+        ratio = checked / plain
+        print(f"| {name} | {case.describe(p)} | {plain:.2f} | {checked:.2f} | {ratio:.2f}x |")
     return 1 if failed else 0
 
 

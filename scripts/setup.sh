@@ -15,9 +15,10 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # What the tests, demo and benchmarks run: clang-22 (OpenCL C and HIP -> SPIR-V;
-# clang-tools-22 has clang-offload-bundler for HIP bundles), lld-22 (AMD code objects),
-# llvm-22 and libclc-22 (device libraries), clang-15 + llvm-spirv-15 (the second
-# SPIR-V producer), SPIRV-Tools (spirv-val/-as/-dis), PoCL (reference results).
+# clang-tools-22 has clang-offload-bundler for HIP bundles), lld-22 (AMD code objects,
+# CPU kernels in debug mode), llvm-22 and libclc-22 (device libraries), clang-15 +
+# llvm-spirv-15 (the second SPIR-V producer, and -g), SPIRV-Tools (spirv-val/-as/-dis),
+# PoCL (reference results), gdb (the source-level debugging tests).
 # On the standard Debian 12 image clang-22, lld-22, llvm-22 and libclc-22 come from
 # the bookworm-security suite (deb.debian.org/debian-security), the rest from bookworm.
 DEBIAN_PACKAGES=(
@@ -25,6 +26,7 @@ DEBIAN_PACKAGES=(
     clang-15 llvm-spirv-15
     spirv-tools spirv-headers
     pocl-opencl-icd ocl-icd-libopencl1
+    gdb
 )
 
 log() { echo "setup: $*" >&2; }

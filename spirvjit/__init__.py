@@ -72,16 +72,22 @@ def compile_opencl(
     source: str,
     options: Sequence[str] = (),
     *,
-    producer: str = "clang",
+    producer: str | None = None,
     spec_constants: Mapping[int, object] | None = None,
     filename: str = "kernel.cl",
 ) -> Program:
     """Compiles OpenCL C to SPIR-V with clang (or clang-15 + llvm-spirv: producer="translator").
 
-    The SPIR-V of a source already compiled (same options and headers) comes from the
-    source cache: see spirvjit/frontend/source_cache.py.
+    Without a ``producer``, ``-g`` in ``options`` chooses the translator (the only one that
+    emits line and variable information, see docs/debugging.md), else clang. The SPIR-V
+    of a source already compiled (same options and headers) comes from the source cache:
+    see spirvjit/frontend/source_cache.py.
     """
+    from .frontend.opencl import default_producer
     from .frontend.source_cache import opencl_to_spirv
+
+    if producer is None:
+        producer = default_producer(options)
 
     spirv = opencl_to_spirv(source, options, producer=producer, filename=filename)
     jit_options = [o for o in options if o in JIT_OPTIONS]  # the JIT's too (clBuildProgram)

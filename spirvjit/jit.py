@@ -126,8 +126,17 @@ def _optimized(
     llmod = times.run("parse", parse_ir, text, dump_as or symbol)
     # The optimized module may be a new one (the CPU optimizes in a child process
     # after many kernels: codegen.optimize).
-    llmod = times.run("opt", owner.optimize, llmod, target, symbol)
+    if ("debug", "1") in specialization:
+        # Debug mode keeps the code as translated, so every variable has its stack slot
+        # and every line its code; the name tells the backend to generate code at -O0
+        # (backends/cpu/debugload.py).
+        llmod.name += DEBUG_MODULE_SUFFIX
+    else:
+        llmod = times.run("opt", owner.optimize, llmod, target, symbol)
     return llmod
+
+
+DEBUG_MODULE_SUFFIX = " (debug mode)"
 
 
 def dump(directory: Path, kernel: str, files: dict[str, str | bytes]) -> None:

@@ -29,6 +29,11 @@ log = logging.getLogger("spirvjit")
 JIT_OPTIONS = frozenset({"-cl-fp32-correctly-rounded-divide-sqrt"})
 
 
+# The specialization of a debug-mode kernel and the backend option that translates it
+# (backends/cpu/debugload.py).
+_DEBUG_VARIANT = ("spirvjit:debug", ("debug", "1"))
+
+
 class Program:
     """A SPIR-V module ready to run: kernels are JIT-compiled at their first launch.
 
@@ -72,7 +77,8 @@ class Program:
         self._other_targets = dict(other_targets or {})
         self._lock = threading.RLock()
         self._translation: Translation | None = None
-        self._checked_translation: Translation | None = None  # checked mode (CPU)
+        # Checked and debug translations (CPU), by their backend options.
+        self._variant_translations: dict[tuple[str, ...], Translation] = {}
         self._translate_seconds = 0.0
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
@@ -187,17 +193,28 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
-    def _checked_translated(self) -> Translation:
-        """The module translated with bounds checks (checked mode, translate/checks.py)."""
-        if self._checked_translation is None:
-            self._checked_translation = jit.translate_program(
+    def _translation_for(self, specialization: tuple) -> Translation:
+        """The translation a kernel variant is compiled from."""
+        extra = tuple(
+            option
+            for option, variant in (("spirvjit:check", ("check", "1")), _DEBUG_VARIANT)
+            if variant in specialization
+        )
+        return self._variant_translated(extra) if extra else self._translated()
+
+    def _variant_translated(self, extra: tuple[str, ...]) -> Translation:
+        """The module translated with backend options ``extra`` (checked mode:
+        ``spirvjit:check``; debug mode: ``spirvjit:debug``), once per program."""
+        found = self._variant_translations.get(extra)
+        if found is None:
+            found = self._variant_translations[extra] = jit.translate_program(
                 self.module,
                 self.target,
                 self.spec_constants,
                 self.symbol_prefix,
-                (*self.options, "spirvjit:check"),
+                (*self.options, *extra),
             )
-        return self._checked_translation
+        return found
 
     def object_code(
         self,
@@ -240,10 +257,7 @@ class Program:
 
                 jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            if ("check", "1") in specialization:
-                translation = self._checked_translated()
-            else:
-                translation = self._translated()
+            translation = self._translation_for(specialization)
             if self._translate_seconds:
                 times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
             obj = jit.compile_kernel(
@@ -260,7 +274,8 @@ class Program:
                 # A source-level name, or the LaunchError that lists the kernels.
                 name = self.kernel(name).name
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            return jit.kernel_assembly(self._translated(), self.target, symbol, specialization)
+            translation = self._translation_for(specialization)
+            return jit.kernel_assembly(translation, self.target, symbol, specialization)
 
     def refuse_object_code(
         self,

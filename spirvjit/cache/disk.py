@@ -250,10 +250,21 @@ class DiskCache:
     def store(self, key: KernelKey, obj: bytes, target: str) -> Path:
         """Writes the entry for ``key`` atomically; raises OSError or CacheUnavailable."""
         path = self.path_for(key)
+        data = cache_format.encode(key, obj, target)
         if path.parent not in self._checked_dirs:
             secure_dir(path.parent)
             self._checked_dirs.add(path.parent)
-        write_atomic(path, cache_format.encode(key, obj, target))
+        try:
+            write_atomic(path, data)
+        except FileNotFoundError:
+            # The directory went away after it was checked (``rm -rf`` of the cache by
+            # hand or a test, a clear in another process): make and check the whole
+            # chain again, once, rather than stop caching for the rest of the process.
+            self._checked_dirs.discard(path.parent)
+            for directory in (self.root, self.entries_dir, path.parent):
+                secure_dir(directory)
+            self._checked_dirs.add(path.parent)
+            write_atomic(path, data)
         return path
 
     def _scan(self) -> Iterator[tuple[os.DirEntry, bool]]:

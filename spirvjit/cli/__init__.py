@@ -55,7 +55,8 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
         metavar="SRC",
         default=None,
         help="interleave the source lines that OpLine names (modules compiled with -g by "
-        "the translator producer) with the SPIR-V: from the SRC files given, a .ubin's "
+        "the translator producer) with the SPIR-V, or with --target (a CPU target) with the "
+        "kernels' assembly compiled in debug mode: from the SRC files given, a .ubin's "
         "embedded sources, or the paths the module names",
     )
     parser.set_defaults(handler=_run_dis, error=parser.error)
@@ -67,7 +68,11 @@ def _run_dis(args: argparse.Namespace) -> int:
 
     with open(args.file, "rb") as f:
         data = f.read()
-    if data.startswith(MAGIC):
+    if args.source is not None and args.target:
+        text = _dis_compiled_with_source(args, data)
+        if text is None:
+            return EXIT_BAD_INPUT
+    elif data.startswith(MAGIC):
         text = _dis_ubin(args, data)
     elif args.target:
         text = _dis_compiled(args, data)
@@ -87,7 +92,20 @@ def _run_dis(args: argparse.Namespace) -> int:
 
 
 def _with_source(args: argparse.Namespace, data: bytes, text: str) -> str:
-    from ..debuginfo import interleave_source, source_files
+    from ..debuginfo import has_lines, interleave_source, source_files
+
+    extra = _source_texts(args, data)
+    if not has_lines(text):
+        sys.stderr.write(
+            "spirvjit dis: the module has no OpLine nor DebugLine (compile with -g: "
+            "clang-22's SPIR-V back end emits no line information, the translator "
+            "producer does)\n"
+        )
+    return interleave_source(text, source_files(text, extra))
+
+
+def _source_texts(args: argparse.Namespace, data: bytes) -> dict[str, str]:
+    """Source texts for --source: a .ubin's embedded sources and the SRC files given."""
     from ..ubin.format import MAGIC
 
     extra: dict[str, str] = {}
@@ -100,12 +118,47 @@ def _with_source(args: argparse.Namespace, data: bytes, text: str) -> str:
     for path in args.source:
         with open(path, encoding="utf-8") as f:
             extra[path] = f.read()
-    if "OpLine" not in text:
+    return extra
+
+
+def _dis_compiled_with_source(args: argparse.Namespace, data: bytes) -> str | None:
+    """``--target T --source``: every kernel compiled for CPU target T now, in debug mode
+    (translate/debuginfo.py), its assembly interleaved with the source lines. None (after
+    saying why) when the module has no line information."""
+    from ..backends.cpu.debugload import DEBUG_SPECIALIZATION
+    from ..debuginfo import interleave_assembly, source_files
+    from ..program import Program
+    from ..spirv.disasm import disassemble
+    from ..target import parse_target
+    from ..translate.debuginfo import has_debug_info
+    from ..ubin.format import MAGIC
+
+    try:
+        target = parse_target(args.target)
+    except ValueError as exc:
+        args.error(str(exc))
+    if target.kind != "cpu":
+        args.error("--source with --target interleaves the assembly of CPU targets only")
+    spirv = data
+    if data.startswith(MAGIC):
+        from ..ubin.reader import UnifiedBinary
+
+        spirv = UnifiedBinary(data, os.path.basename(args.file)).module(args.module)
+    program = Program(spirv, target=target)
+    if not has_debug_info(program.module):
         sys.stderr.write(
-            "spirvjit dis: the module has no OpLine (compile with -g and "
-            "producer='translator': clang-22's SPIR-V back end emits no line information)\n"
+            f"spirvjit dis: {args.file} has no line information (no OpLine or DebugLine): "
+            "compile it with -g (compile_opencl(..., options=['-g']) uses the translator "
+            "producer; clang-22's SPIR-V back end emits none)\n"
         )
-    return interleave_source(text, source_files(text, extra))
+        return None
+    sources = source_files(disassemble(program.module), _source_texts(args, data))
+    parts = []
+    for kernel in program.kernel_names:
+        assembly = program.assembly(kernel, DEBUG_SPECIALIZATION)
+        parts.append(f"; kernel {kernel}, {target.name}, debug mode (not optimized)")
+        parts.append(interleave_assembly(assembly, sources))
+    return "\n".join(parts)
 
 
 def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
@@ -186,7 +239,10 @@ def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     program = Program(spirv, target=target)
     parts = []
     for kernel in program.kernel_names:
-        parts.append(f"; kernel {kernel}, {target.name}\n{program.assembly(kernel)}")
+        # The CPU back end's whole-function vectorization outcome (backends/cpu/abi.py).
+        note = getattr(program.translation().kernel_functions.get(kernel), "wfv_note", None)
+        note = f"; {note}\n" if note else ""
+        parts.append(f"; kernel {kernel}, {target.name}\n{note}{program.assembly(kernel)}")
     return "\n".join(parts)
 
 

@@ -11,14 +11,14 @@ from ..errors import EXIT_OK
 # Tool -> what needs it (the features a user loses without it).
 _NEEDED_FOR = {
     "clang": "compile_opencl / compile_hip and `spirvjit build` of .cl/.hip sources",
-    "clang15": "compile_opencl(producer='translator')",
-    "llvm-spirv": "compile_opencl(producer='translator')",
+    "clang15": "compile_opencl(producer='translator'), and options=['-g'] (gdb)",
+    "llvm-spirv": "compile_opencl(producer='translator'), and options=['-g'] (gdb)",
     "spirv-val": "validating SPIR-V in the test suite",
     "spirv-as": "building .spvasm inputs",
     "spirv-dis": "disassembly through SPIRV-Tools (spirvjit dis needs none)",
     "spirv-link": "linking several inputs into one module",
     "llvm-objdump": "`spirvjit dis --target` of native code",
-    "ld.lld": "AMD GPU code objects (gfx* targets)",
+    "ld.lld": "AMD GPU code objects (gfx* targets), CPU kernels under gdb (debug mode)",
     "llvm-readelf": "AMD code object metadata in tests and benchmarks",
     "clang-offload-bundler": "HIP offload bundles",
     "ptxas": "NVIDIA cubins (without it sm_* targets ship PTX, compiled by the driver)",

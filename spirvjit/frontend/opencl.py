@@ -16,12 +16,15 @@ Producers:
 ``"translator"``
     ``clang-15 -target spir64 -S -emit-llvm -O2 -fno-vectorize -fno-slp-vectorize
     -cl-std=CL3.0 -cl-kernel-arg-info [options] kernel.cl -o kernel.ll``, ``freeze``
-    removed (llvm-spirv-15 cannot translate it), ``clang-15 -c -emit-llvm`` back to
-    bitcode without optimizing, then ``llvm-spirv-15
-    --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc -o kernel.spv``: the
+    removed (llvm-spirv-15 cannot translate it), odd-width integers widened
+    (``odd_widths``), ``convert_*`` results copied and ``llvm.fmuladd`` fused
+    (``translator_ir``), ``clang-15 -c -emit-llvm`` back to bitcode without optimizing,
+    then ``llvm-spirv-15 --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc
+    -o kernel.spv`` and the blocks put in dominance order (``translator_fixups``): the
     Khronos translator route, kept so the runtime is tested against a second,
     independent SPIR-V producer. The vectorizers are off: vectorizing across work-items
-    is the JIT's job, not the producer's.
+    is the JIT's job, not the producer's. With ``-g`` and no ``-O`` option the first
+    step runs at ``-O0`` instead, so that variables stay printable in gdb.
 
 User options (``-D``, ``-I``, ``-cl-fast-relaxed-math``, ``-cl-std=...``, ...) are
 passed through unchanged after the defaults, so they win over them. The second step
@@ -40,9 +43,32 @@ from collections.abc import Sequence
 from spirvjit.errors import CompileError
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
+from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
+from spirvjit.frontend.translator_fixups import fix_translator_spirv
+from spirvjit.frontend.translator_ir import (
+    copy_conversion_results,
+    fuse_fmuladd,
+    select_condition,
+)
 from spirvjit.toolchain import require_tool
 
 PRODUCERS: tuple[str, ...] = ("clang", "translator")
+
+
+def wants_debug_info(options: Sequence[str]) -> bool:
+    """Whether clang ``options`` ask for debug information (``-g``, ``-g2``, ``-gdwarf-5``)."""
+    debug = False
+    for option in options:
+        if option.startswith("-g") and option != "-gno-column-info":
+            debug = not option.startswith("-g0") and not option.startswith("-gno-")
+    return debug
+
+
+def default_producer(options: Sequence[str]) -> str:
+    """The producer compile_opencl uses when none is named: the translator for ``-g``
+    (clang-22's SPIR-V back end emits no OpLine nor variable information), else clang."""
+    return "translator" if wants_debug_info(options) else "clang"
+
 
 # Generous: a pathological kernel can take a while at -O2, but a hung compiler
 # must not hang the caller forever.
@@ -158,15 +184,19 @@ _FREEZE = re.compile(r"^(\s*%[-\w$.]+ = )freeze ([^\n]*?)((?:, ![-\w.]+ ![^\n]*)
 
 
 def remove_freeze(ir_text: str) -> str:
-    """``ir_text`` with every ``freeze`` replaced by an identity (``select i1 true, v, v``).
+    """``ir_text`` with every ``freeze`` replaced by an identity (``select i1 true, v, v``,
+    with a vector of true for a vector v).
 
     freeze only changes undef or poison inputs (it picks one fixed value); an OpenCL
     program whose result depends on such a value is undefined anyway, and the SPIR-V
     consumer sees an ordinary value either way. The value numbering stays as it was.
     """
-    return _FREEZE.sub(
-        lambda m: f"{m.group(1)}select i1 true, {m.group(2)}, {m.group(2)}{m.group(3)}", ir_text
-    )
+
+    def identity(m: re.Match) -> str:
+        cond = select_condition(m.group(2))
+        return f"{m.group(1)}select {cond}, {m.group(2)}, {m.group(2)}{m.group(3)}"
+
+    return _FREEZE.sub(identity, ir_text)
 
 
 def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> None:
@@ -176,16 +206,41 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     ll, bc = os.path.join(tmp, "out.ll"), os.path.join(tmp, "out.bc")
     cmd = [clang15, "-target", "spir64", "-S", "-emit-llvm", "-O2", *_TRANSLATOR_FLAGS]
     cmd += ["-cl-kernel-arg-info", *_std_options(options)]
+    if wants_debug_info(options) and not any(re.fullmatch(r"-O.*", o) for o in options):
+        # Debugging wants every variable in memory and every line its own code.
+        cmd.append("-O0")
     run_compiler([*cmd, *options, src, "-o", ll], "compile", name, tmp)
     with open(ll, encoding="utf-8") as f:
         ir_text = f.read()
-    if " freeze " in ir_text:
+    fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
+    fixed, copied = copy_conversion_results(fixed)
+    fixed, fused = fuse_fmuladd(fixed)
+    try:
+        fixed, widened = widen_odd_integers(fixed)
+    except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
+        _log.debug("%s: odd-width integers left as they are: %s", name, e)
+        widened = 0
+    if widened or copied or fused:
+        counts = (widened, copied, fused)
+        _log.debug(
+            "%s: for llvm-spirv, %d odd-width integer instructions widened, %d convert_* "
+            "results copied, %d fmuladd fused",
+            name,
+            *counts,
+        )
+    if fixed != ir_text:
         with open(ll, "w", encoding="utf-8") as f:
-            f.write(remove_freeze(ir_text))
+            f.write(fixed)
     assemble = [clang15, "-target", "spir64", "-c", "-emit-llvm", "-Xclang", "-disable-llvm-passes"]
     run_compiler([*assemble, ll, "-o", bc], "compile", name, tmp)
     translate = [translator, "--preserve-ocl-kernel-arg-type-metadata-through-string", bc]
     run_compiler([*translate, "-o", spv], "translate", name, tmp)
+    with open(spv, "rb") as f:
+        spirv, reordered = fix_translator_spirv(f.read())
+    if reordered:
+        _log.debug("%s: %d functions' blocks put in dominance order", name, reordered)
+        with open(spv, "wb") as f:
+            f.write(spirv)
 
 
 def run_compiler(cmd: list[str], verb: str, filename: str, tmp: str) -> None:

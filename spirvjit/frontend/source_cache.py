@@ -380,12 +380,23 @@ def _disk_store(key: str, parts: dict, entry: Entry) -> None:
     from ..files import write_atomic
 
     path = _entry_path(directory, key)
+    data = encode(key, parts, entry)
     try:
-        if path.parent not in _checked:
-            secure_dir(path.parent)
-            with _lock:
-                _checked.add(path.parent)
-        write_atomic(path, encode(key, parts, entry))
+        for attempt in (1, 2):
+            if path.parent not in _checked:
+                secure_dir(path.parent)
+                with _lock:
+                    _checked.add(path.parent)
+            try:
+                write_atomic(path, data)
+                break
+            except FileNotFoundError:
+                # The directory was removed after it was checked (``rm -rf`` of the
+                # cache, a clear elsewhere): check and make the chain again, once.
+                with _lock:
+                    _checked.difference_update({directory, path.parent})
+                if attempt == 2 or _root() is None:
+                    raise
         _maybe_prune(directory)
     except (OSError, CacheUnavailable) as exc:
         _off(

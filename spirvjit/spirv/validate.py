@@ -20,13 +20,16 @@ Checked:
   extended-instruction set; branch, merge and phi targets are labels of the function;
 * indices: OpCompositeExtract/Insert literals and OpVectorShuffle lanes are in range;
   an access chain's struct indices are constants in range and it only indexes into
-  composites; decorated members exist.
+  composites; decorated members exist;
+* unsized arrays (clang's T[0xFFFFFFFF] for ``extern __shared__``): only pointed to by
+  Workgroup or Generic pointers, only as imported Workgroup variables; never a value,
+  a member, an element, a parameter or a whole-object memory copy.
 """
 
 from __future__ import annotations
 
 from ..errors import SpirvError
-from .grammar import Decoration
+from .grammar import Decoration, LinkageType, StorageClass
 from .module import Instruction, Module
 
 # OpenCL C has these vector sizes only (SPIR-V's Vector16 capability).
@@ -34,10 +37,15 @@ VECTOR_SIZES = (2, 3, 4, 8, 16)
 # Larger arrays are refused: nothing on the host needs them, and a null constant or a
 # private array of 2**32 elements would exhaust memory while translating.
 MAX_ARRAY_LENGTH = 1 << 24
-# How clang-22 spells HIP's ``extern __shared__`` arrays: T[0xFFFFFFFF] in Workgroup
-# storage, rewritten into dynamic shared memory (translate/dynamic_shared.py). Such an
-# array counts as size 0, like a runtime array.
+# How clang-22 spells HIP's ``extern __shared__`` arrays: T[0xFFFFFFFF] (a 32-bit
+# OpConstant length) in Workgroup storage, rewritten into dynamic shared memory
+# (translate/dynamic_shared.py). Such an array counts as size 0, like a runtime array,
+# and is accepted only there: as the pointee of an imported Workgroup variable and of
+# the pointers to it (Workgroup, and Generic: clang casts the variable to a generic
+# pointer before indexing it). Anywhere else it would be a 16-32 GiB object: a
+# variable, a value, a member, a memory copy.
 UNSIZED_LENGTH = 0xFFFFFFFF
+UNSIZED_STORAGE = (StorageClass.Workgroup, StorageClass.Generic)
 MAX_TYPE_BYTES = 1 << 32
 MAX_ALIGNMENT = 1 << 16
 INT_WIDTHS = (8, 16, 32, 64)
@@ -129,6 +137,7 @@ class _Validator:
         }
         # Pointers declared by OpTypeForwardPointer before their OpTypePointer.
         self.forward = {i.operands[0] for i in module.globals if i.opname == "OpTypeForwardPointer"}
+        self.unsized = {i for i in self.types if self.is_unsized(i)}
 
     def error(self, inst: Instruction, message: str) -> SpirvError:
         return SpirvError(message, inst.offset, inst.opname)
@@ -202,10 +211,19 @@ class _Validator:
         elif op == "OpTypePointer":
             if not (self.is_type(ops[1]) or ops[1] in self.forward):
                 raise self.error(inst, f"pointee %{ops[1]} is not a type")
+            if ops[1] in self.unsized and ops[0] not in UNSIZED_STORAGE:
+                raise self.error(
+                    inst,
+                    f"pointer type %{inst.result_id} in {_storage_name(ops[0])} storage to "
+                    f"the unsized array %{ops[1]} (T[0xFFFFFFFF], extern __shared__: "
+                    "Workgroup storage only)",
+                )
         elif op == "OpTypeFunction":
             self.type_inst(inst, ops[0], "return type")
             for param in ops[1:]:
                 self.sized(inst, param, "parameter type")
+            if ops[0] in self.unsized:
+                raise self.error(inst, f"return type %{ops[0]} is an unsized array")
         if op in ("OpTypeVector", "OpTypeArray", "OpTypeStruct"):
             size = self.size(inst.result_id)
             if size > MAX_TYPE_BYTES:
@@ -215,6 +233,23 @@ class _Validator:
         found = self.type_inst(inst, type_id, what)
         if found.opname in ("OpTypeVoid", "OpTypeFunction"):
             raise self.error(inst, f"{what} %{type_id} is {found.opname[6:].lower()}")
+        if type_id in self.unsized:
+            raise self.error(inst, f"{what} %{type_id} is an unsized array (T[0xFFFFFFFF])")
+
+    def is_unsized(self, type_id: int) -> bool:
+        """Whether ``type_id`` is clang's T[0xFFFFFFFF] (a 32-bit constant length)."""
+        inst = self.defs[type_id]
+        if inst.opname != "OpTypeArray":
+            return False
+        length = self.defs.get(inst.operands[1])
+        if length is None or length.opname != "OpConstant" or length.operands[0] != UNSIZED_LENGTH:
+            return False
+        length_type = self.defs.get(length.result_type)
+        return (
+            length_type is not None
+            and length_type.opname == "OpTypeInt"
+            and length_type.operands[0] == 32
+        )
 
     def array_length(self, inst: Instruction, length_id: int) -> None:
         length = self.defs.get(length_id)
@@ -226,7 +261,7 @@ class _Validator:
         value = length.operands[0]
         if length_type.operands[1] and value >> (length_type.operands[0] - 1):
             value = -1  # negative
-        if not 1 <= value <= MAX_ARRAY_LENGTH and value != UNSIZED_LENGTH:
+        if not 1 <= value <= MAX_ARRAY_LENGTH and inst.result_id not in self.unsized:
             raise self.error(inst, f"array length {value} (1 to {MAX_ARRAY_LENGTH})")
 
     def size(self, type_id: int) -> int:
@@ -245,7 +280,7 @@ class _Validator:
             size = self.size(ops[0]) * (4 if ops[1] == 3 else ops[1])
         elif op == "OpTypeArray":
             length = self.defs[ops[1]].operands[0]
-            size = 0 if length == UNSIZED_LENGTH else self.size(ops[0]) * length
+            size = 0 if type_id in self.unsized else self.size(ops[0]) * length
         elif op == "OpTypeStruct":
             size = sum(self.size(m) for m in ops)
         elif op == "OpTypeRuntimeArray" or op == "OpTypeVoid":
@@ -260,6 +295,8 @@ class _Validator:
     def result_type(self, inst: Instruction) -> None:
         if inst.result_type is not None and not self.is_type(inst.result_type):
             raise self.error(inst, f"result type %{inst.result_type} is not a type")
+        if inst.result_type in self.unsized:
+            raise self.error(inst, f"a value of the unsized array type %{inst.result_type}")
 
     def constant(self, inst: Instruction) -> None:
         op = inst.opname
@@ -296,12 +333,34 @@ class _Validator:
             raise self.error(inst, "a variable whose type is not a pointer")
         if pointer.operands[0] != inst.operands[0]:
             raise self.error(inst, "the storage class differs from its pointer type's")
-        if pointer.operands[1] in self.types:
+        if pointer.operands[1] in self.unsized:
+            self.unsized_variable(inst)
+        elif pointer.operands[1] in self.types:
             self.sized(inst, pointer.operands[1], "the variable's type")
         if len(inst.operands) > 1:
             initializer = self.defs.get(inst.operands[1])
             if initializer is None or initializer.result_type != pointer.operands[1]:
                 raise self.error(inst, "the initializer's type differs from the variable's")
+
+    def unsized_variable(self, inst: Instruction) -> None:
+        """An unsized array variable must be an ``extern __shared__`` one: in Workgroup
+        storage, imported (its memory is the launch's dynamic shared memory)."""
+        storage = inst.operands[0]
+        if storage != StorageClass.Workgroup:
+            raise self.error(
+                inst,
+                f"variable %{inst.result_id} in {_storage_name(storage)} storage of an "
+                "unsized array (T[0xFFFFFFFF], extern __shared__: Workgroup storage only)",
+            )
+        if len(inst.operands) > 1 or not any(
+            d.operands[-1] == LinkageType.Import
+            for d in self.m.decorations_of(inst.result_id, Decoration.LinkageAttributes)
+        ):
+            raise self.error(
+                inst,
+                f"Workgroup variable %{inst.result_id} of an unsized array that is not "
+                "imported (extern __shared__) or has an initializer",
+            )
 
     def members(self, type_inst: Instruction) -> list[int] | None:
         """Member type ids of a composite type, None for other types."""
@@ -343,9 +402,13 @@ class _Validator:
         types, non_values = self.types, self.non_values
         for block in fn.blocks:
             for inst in block.instructions:
-                if inst.result_type is not None and inst.result_type not in types:
-                    raise self.error(inst, f"result type %{inst.result_type} is not a type")
+                if inst.result_type is not None and (
+                    inst.result_type not in types or inst.result_type in self.unsized
+                ):
+                    self.result_type(inst)  # raises, with the message
                 op = inst.opname
+                if op == "OpCopyMemory":
+                    self.copy_memory(inst)
                 if op in _CHECKED:
                     if op == "OpVariable":
                         self.variable(inst)
@@ -356,6 +419,18 @@ class _Validator:
                     for value, kind in zip(inst.operands, inst.kinds, strict=True):
                         if kind == "IdRef" and value in non_values:
                             self.operands(inst, labels)  # raises, with the message
+
+    def copy_memory(self, inst: Instruction) -> None:
+        """OpCopyMemory copies its pointee whole: not an unsized array's 16-32 GiB."""
+        for pointer_id in inst.operands[:2]:
+            pointer = self.defs.get(pointer_id)
+            pointer_type = self.defs.get(pointer.result_type) if pointer is not None else None
+            if (
+                pointer_type is not None
+                and pointer_type.opname == "OpTypePointer"
+                and pointer_type.operands[1] in self.unsized
+            ):
+                raise self.error(inst, f"copies the unsized array that %{pointer_id} points to")
 
     def operands(self, inst: Instruction, labels: set[int]) -> None:
         op, ops = inst.opname, inst.operands
@@ -482,3 +557,10 @@ class _Validator:
             raise self.error(
                 inst, f"{len(inst.operands)} constituents for a type of {len(members)} members"
             )
+
+
+def _storage_name(storage: int) -> str:
+    try:
+        return StorageClass(storage).name
+    except ValueError:
+        return f"storage class {storage}"

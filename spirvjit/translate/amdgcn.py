@@ -9,8 +9,9 @@ v5 implicit arguments (sizes read from them), ``s_barrier`` (``amdgcn_barriers.p
 turns it into OpControlBarrier first), the bit-field built-ins (``ubfe``, ``sbfe``,
 ``alignbit``) and the wavefront built-ins (``ballot``, ``ds_bpermute``, ``readlane``,
 ``readfirstlane``, ``mbcnt``, ``wavefrontsize``, ``wave_barrier``: ``wavefront.py``:
-all on NVIDIA, only ``mbcnt`` and ``wavefrontsize`` on the host CPU). A kernel that
-calls anything else fails to compile, naming the HIP-level built-in.
+all on NVIDIA as warp instructions, on the host CPU by running a wavefront's lanes in
+lock step). A kernel that calls anything else (``ds_swizzle``, DPP, ...) fails to
+compile, naming the HIP-level built-in.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from llvmlite import ir
 from ..errors import CompileError
 from ..spirv.module import Instruction
 from . import wavefront
+from .barriers import amdgcn_base
 from .function import FunctionTranslator, private_alloca
 
 PREFIX = "spirv.llvm_amdgcn_"
@@ -29,7 +31,6 @@ I8, I16, I32, I64 = (ir.IntType(n) for n in (8, 16, 32, 64))
 # such space, so clang declares them returning a generic pointer.
 _CONSTANT_POINTERS = ("dispatch_ptr", "implicitarg_ptr", "queue_ptr", "kernarg_segment_ptr")
 _XYZ = "xyz"
-_TYPE_SUFFIX = ("_i32", "_i64")
 # HIP functions built on each cross-lane built-in, for error messages.
 _HIP_USERS = {
     "ballot_w64": "__ballot, __any, __all, __activemask",
@@ -60,18 +61,10 @@ def call_amdgcn(t: FunctionTranslator, inst: Instruction, name: str, args: list[
 
 def hip_builtin_name(builtin: str) -> str:
     """The clang built-in a HIP source calls: ``ballot_i64`` -> ``__builtin_amdgcn_ballot_w64``."""
-    base = _base(builtin)
+    base = amdgcn_base(builtin)
     if base == "ballot":
         base = "ballot_w64" if builtin.endswith("_i64") else "ballot_w32"
     return "__builtin_amdgcn_" + base
-
-
-def _base(builtin: str) -> str:
-    """The built-in without its overload type (``readfirstlane_i32`` -> ``readfirstlane``)."""
-    for suffix in _TYPE_SUFFIX:
-        if builtin.endswith(suffix):
-            return builtin[: -len(suffix)]
-    return builtin
 
 
 def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]):
@@ -84,7 +77,7 @@ def _intrinsic(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir
 
 def _emulate(t: FunctionTranslator, builtin: str, ty: ir.Type, values: list[ir.Value]) -> ir.Value:
     b = t.b
-    base = _base(builtin)
+    base = amdgcn_base(builtin)
     if base in wavefront.CROSS_LANE:
         try:
             return wavefront.emulate(t, base, ty, values)

@@ -17,19 +17,54 @@ Preparation happens on the SPIR-V, before translation:
 3. Values that may be live across a barrier are found (``crossing_values``); the
    translator keeps them in the work-item's frame (per-work-item memory),
    together with every function-scope variable.
+
+AMD wavefront operations (HIP's ``__ballot``, ``__shfl*``, ...) are synchronization
+points too, at wavefront granularity (``wavefront.py``): each call is split twice. The
+block before it ends with a *gather* (the work-item stores its operands in its lane's
+slots and returns), the call itself runs alone in a block that ends with a *sync* (one
+work-item computes the results of all the wavefront's lanes that gathered there, then
+returns), and the code after it resumes in a third block, where every lane finds its
+result in its frame.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field, replace
 
 from ..errors import SpirvError
-from ..spirv.grammar import Op, Scope
+from ..spirv.grammar import Decoration, LinkageType, Op, Scope
 from ..spirv.module import Block, Function, Instruction, Module
+from .debuginfo import remap_debug_operands
 
 _ID_KINDS = frozenset({"IdRef", "IdScope", "IdMemorySemantics"})
 _BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
+# Synthetic instructions of a split wavefront operation (handled in wavefront.py).
+# operands: the value the lane contributes and the lane it reads (if any), then the
+# built-in's name
+WAVE_GATHER = "SpirvjitWaveGather"
+WAVE_SYNC = "SpirvjitWaveSync"
+# The AMD built-ins (imported as spirv.llvm_amdgcn_<name>[_type]) that exchange values
+# between the lanes of a wavefront, with the operands each lane contributes: the value,
+# and the lane it reads (None: none).
+WAVE_OPS = {"ballot": (0, None), "ds_bpermute": (1, 0), "readlane": (0, 1)}
+WAVE_OPS |= {"readfirstlane": (0, None)}
+WAVE_OPS_NO_DATA = frozenset({"wave_barrier"})
+_AMDGCN_PREFIX = "spirv.llvm_amdgcn_"
+# The type suffix of an overloaded LLVM intrinsic's import name: _i32, _f64, _v2i32, _p0.
+_OVERLOAD = re.compile(r"_(?:v\d+)?(?:[if](?:1|8|16|32|64)|p\d+)$")
+
+
+def amdgcn_base(builtin: str) -> str:
+    """An AMD built-in without its overload type (``readfirstlane_i32`` -> ``readfirstlane``)."""
+    return _OVERLOAD.sub("", builtin)
+
+
+# State numbers of wavefront operations: the gather of the j-th operation (in block
+# order) resumes at WAVE_STATE_BASE + 2j (computing the result), its sync at the next
+# number. Barriers keep 1, 2, ...; the scheduler releases pending gathers lowest first.
+WAVE_STATE_BASE = 1 << 20
 
 
 @dataclass
@@ -42,6 +77,36 @@ class SteppedKernel:
     continuations: dict[int, int]
     states: dict[int, int]  # continuation label -> state number (1, 2, ...)
     crossing: set[int] = field(default_factory=set)
+    # labels of the blocks that compute a wavefront operation's result (gather states)
+    gathers: set[int] = field(default_factory=set)
+
+
+def wave_op_imports(module: Module) -> dict[int, str]:
+    """Imported AMD wavefront built-ins: function id -> built-in (``ballot_i64``)."""
+    found = {}
+    for fn in module.functions:
+        if fn.blocks:
+            continue
+        for deco in module.decorations_of(fn.id, Decoration.LinkageAttributes):
+            name = deco.operands[0]
+            if deco.operands[-1] != LinkageType.Import or not isinstance(name, str):
+                continue
+            if not name.startswith(_AMDGCN_PREFIX):
+                continue
+            base = amdgcn_base(name[len(_AMDGCN_PREFIX) :])
+            if base in WAVE_OPS or base in WAVE_OPS_NO_DATA:
+                found[fn.id] = base
+    return found
+
+
+def _wave_gather(module: Module, call: Instruction, waves: dict[int, str]) -> Instruction:
+    """The gather that precedes wavefront operation ``call``."""
+    base = waves[call.operands[0]]
+    args = call.operands[1:]
+    operands = [args[i] for i in WAVE_OPS.get(base, ()) if i is not None]
+    kinds = ("IdRef",) * len(operands)
+    # The built-in's name follows the ids, for error messages (kinds do not cover it).
+    return Instruction(-1, WAVE_GATHER, None, None, [*operands, base], kinds, call.offset)
 
 
 def is_group_barrier(module: Module, inst: Instruction) -> bool:
@@ -62,16 +127,19 @@ def is_group_barrier(module: Module, inst: Instruction) -> bool:
 
 
 def functions_with_barriers(module: Module) -> set[int]:
-    """Ids of the functions that execute a work-group OpControlBarrier, directly or
-    through calls."""
+    """Ids of the functions that execute a work-group OpControlBarrier or an AMD
+    wavefront operation, directly or through calls."""
     direct: set[int] = set()
     callers: dict[int, set[int]] = {}
+    waves = wave_op_imports(module)
     for fn in module.functions:
         for block in fn.blocks:
             for inst in block.instructions:
                 if is_group_barrier(module, inst):
                     direct.add(fn.id)
                 elif inst.opname == "OpFunctionCall":
+                    if inst.operands[0] in waves:
+                        direct.add(fn.id)  # a wavefront synchronization point
                     callers.setdefault(inst.operands[0], set()).add(fn.id)
     found, pending = set(direct), list(direct)
     while pending:
@@ -193,7 +261,8 @@ def _instantiate(
                 returns.append((mapping.get(inst.operands[0], inst.operands[0]), label))
                 body.append(_branch(resume, inst.offset))
             else:
-                body.append(ids.define(_remap(inst, mapping)))
+                inst = remap_debug_operands(module, _remap(inst, mapping), mapping)
+                body.append(ids.define(inst))
         blocks.append(Block(label, body, block.offset))
     return blocks, returns
 
@@ -209,15 +278,33 @@ def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:
     return Block(block.label_id, changed, block.offset)
 
 
-def split_at_barriers(module: Module, fn: Function, ids: _Ids) -> tuple[Function, dict[int, int]]:
+def split_at_barriers(
+    module: Module, fn: Function, ids: _Ids, gathers: set[int] | None = None
+) -> tuple[Function, dict[int, int]]:
     """Ends a block at each OpControlBarrier; returns the new function and, per barrier
-    (by the label of the block it now ends), the label of the block that resumes after it."""
+    (by the label of the block it now ends), the label of the block that resumes after it.
+    A wavefront operation becomes gather, call and sync (module docstring); the labels
+    of the blocks holding the calls go to ``gathers``."""
     blocks: list[Block] = []
     continuations: dict[int, int] = {}
     renamed: dict[int, int] = {}
+    waves = wave_op_imports(module)
     for block in fn.blocks:
         label, current = block.label_id, []
         for inst in block.instructions:
+            if inst.opname == "OpFunctionCall" and inst.operands[0] in waves:
+                current.append(_wave_gather(module, inst, waves))
+                compute = ids.fresh()
+                continuations[label] = compute
+                blocks.append(Block(label, current, block.offset))
+                sync = Instruction(-1, WAVE_SYNC, None, None, [], (), inst.offset)
+                resume = ids.fresh()
+                continuations[compute] = resume
+                blocks.append(Block(compute, [inst, sync], block.offset))
+                if gathers is not None:
+                    gathers.add(compute)
+                label, current = resume, []
+                continue
             current.append(inst)
             if is_group_barrier(module, inst):
                 resume = ids.fresh()
@@ -236,7 +323,9 @@ def _successors(block: Block, continuations: dict[int, int]) -> list[int]:
     last = block.instructions[-1] if block.instructions else None
     if last is None:
         return []
-    if last.opname == "OpControlBarrier" and block.label_id in continuations:
+    if last.opname in ("OpControlBarrier", WAVE_GATHER, WAVE_SYNC) and (
+        block.label_id in continuations
+    ):
         return [continuations[block.label_id]]
     if last.opname == "OpBranch":
         return [last.operands[0]]
@@ -302,10 +391,53 @@ def crossing_values(fn: Function, continuations: dict[int, int]) -> set[int]:
     return crossing
 
 
+def _wave_order(fn: Function, continuations: dict[int, int], gathers: set[int]) -> list[int]:
+    """The wavefront operations (their compute blocks) in the order the scheduler releases
+    them, lowest state first, when lanes of one wavefront wait at several.
+
+    An operation that can reach another but not be reached from it comes first: lanes
+    waiting at the later one (past a loop, after an if) must wait for the lanes still
+    on their way there, so that they exchange values together, as a GPU reconverges.
+    Operations in one loop reach one another; block order decides among them."""
+    succ = {b.label_id: _successors(b, continuations) for b in fn.blocks}
+    order = [b.label_id for b in fn.blocks if b.label_id in gathers]
+    reach: dict[int, set[int]] = {}
+    for start in order:
+        seen: set[int] = set()
+        pending = list(succ[start])
+        while pending:
+            label = pending.pop()
+            if label not in seen:
+                seen.add(label)
+                pending.extend(succ.get(label, ()))
+        reach[start] = seen & gathers
+
+    def before(a: int, b: int) -> bool:
+        return b in reach[a] and a not in reach[b]
+
+    ranked: list[int] = []
+    left = list(order)
+    while left:
+        first = next(g for g in left if not any(before(h, g) for h in left if h != g))
+        ranked.append(first)
+        left.remove(first)
+    return ranked
+
+
 def prepare_stepped_kernel(module: Module, fn: Function, with_barriers: set[int]) -> SteppedKernel:
     """Inlines, splits and analyses kernel ``fn`` (which reaches a barrier) for step mode."""
     ids = _Ids(module)
     inlined = inline_calls(module, fn, with_barriers - {fn.id}, ids)
-    split, continuations = split_at_barriers(module, inlined, ids)
-    states = {label: i + 1 for i, label in enumerate(continuations.values())}
-    return SteppedKernel(split, continuations, states, crossing_values(split, continuations))
+    gathers: set[int] = set()
+    split, continuations = split_at_barriers(module, inlined, ids, gathers)
+    states: dict[int, int] = {}
+    barrier = 1
+    for block, resume in continuations.items():
+        if resume not in gathers and block not in gathers:
+            states[resume] = barrier
+            barrier += 1
+    for rank, compute in enumerate(_wave_order(split, continuations, gathers)):
+        states[compute] = WAVE_STATE_BASE + 2 * rank  # then its sync's continuation
+        states[continuations[compute]] = WAVE_STATE_BASE + 2 * rank + 1
+    crossing = crossing_values(split, continuations)
+    return SteppedKernel(split, continuations, states, crossing, gathers)

@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..errors import SpirvError
 from ..spirv.grammar import Decoration, FPFastMathMode
 from ..spirv.module import Function, Instruction
+from . import checks
 from .builtins import WorkItem
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ class FunctionTranslator:
         self.alloca_builder = ir.IRBuilder(self.alloca_block)
         self.workitem = WorkItem(mt.abi, self.b, self.hidden)
         self.current: Instruction | None = None
+        self.subprogram = None  # the DISubprogram of a debug translation
+        self.debug_scope = None  # its DILexicalBlock now (DebugScope), None: subprogram
         self.current_label: int | None = None
         self.frame: Frame | None = None
         if stepped is not None:
@@ -124,16 +127,28 @@ class FunctionTranslator:
                 self._llvm_name(block.label_id)
             )
         self.alloca_builder.position_at_end(self.alloca_block)
+        debug = self.mt.debug
+        self.subprogram = debug.subprogram(self.fn, self.llfn) if debug else None
+        if self.subprogram is not None:  # a debug translation (translate/debuginfo.py)
+            self.alloca_builder.debug_metadata = debug.location(None, self.subprogram, self)
+            self.b.debug_metadata = self.alloca_builder.debug_metadata
+            debug.workitem_variables(self, self.subprogram)
         for block in self.fn.blocks:
             self.b.position_at_end(self.blocks[block.label_id])
             self.current_label = block.label_id
+            self.debug_scope = None  # DebugScope: until the block's end
             for inst in block.instructions:
                 self.current = inst
+                if self.subprogram is not None:
+                    scope = self.debug_scope or self.subprogram
+                    self.b.debug_metadata = debug.location(inst, scope, self)
                 if self.frame is not None and inst.opname != "OpPhi":
                     self.frame.flush_phis()
                 self._translate(inst)
             self.block_ends[block.label_id] = self.b.block
         self._patch_phis()
+        if self.subprogram is not None:
+            self.mt.debug.finish(self)
         # The alloca block falls through to the SPIR-V entry block, or in a step
         # function to the block the state says to resume at.
         self.alloca_builder.position_at_end(self.alloca_block)
@@ -149,6 +164,10 @@ class FunctionTranslator:
         name = inst.opname
         if name in IGNORED:
             return
+        debug = self.mt.debug
+        if self.subprogram is not None and name == "OpExtInst" and inst.operands[0] in debug.sets:
+            debug.instruction(self, inst)  # DebugDeclare, DebugValue
+            return
         handler = HANDLERS.get(name)
         if handler is None:
             raise self.error(f"{name} is not supported by spirvjit's translator")
@@ -161,6 +180,8 @@ class FunctionTranslator:
             raise self.error(
                 f"operands do not fit this instruction ({type(exc).__name__}: {exc})"
             ) from None
+        if getattr(self.mt.abi, "checked", False) and checks.is_atomic(self, inst):
+            checks.atomic_written(self, inst)  # checked mode: __local bytes now written
         if inst.result_id is not None and result is not None:
             if isinstance(result, ir.NamedValue) and not result.name:
                 result.name = self._llvm_name(inst.result_id)
@@ -405,6 +426,10 @@ class Frame:
                     )
                 elif inst.result_id in t.stepped.crossing:
                     stored.append((inst.result_id, t.llvm_type(inst.result_type)))
+        if t.stepped.gathers:  # wavefront operations exchange values through the frame
+            from .wavefront import WAVE_ARRAYS
+
+            stored.extend(WAVE_ARRAYS)
         # Arrays in order of decreasing alignment keep every array aligned for any group size.
         td = t.mt.target_data
         stored.sort(key=lambda item: -item[1].get_abi_alignment(td))

@@ -35,7 +35,15 @@ def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVaria
         pending.extend(_REFERENCE.findall(text))
     header = [f'target triple = "{module.triple}"', f'target datalayout = "{module.data_layout}"']
     body = [texts[name] for name in sorted(texts)]
+    # A debug translation's compile unit and DWARF version (translate/debuginfo.py).
+    for name in _DEBUG_NAMED:
+        if name in module.namedmetadata:
+            refs = ", ".join(md.get_reference() for md in module.namedmetadata[name].operands)
+            body.append(f"!{name} = !{{{refs}}}")
     return "\n".join(header + body + _metadata(module, body)) + "\n"
+
+
+_DEBUG_NAMED = ("llvm.dbg.cu", "llvm.module.flags")
 
 
 _METADATA_REFERENCE = re.compile(r"!(\d+)\b")

@@ -44,6 +44,7 @@ from .arg_types import DeclaredArg, declared_args, read_declared_args
 from .barriers import SteppedKernel, functions_with_barriers, prepare_stepped_kernel
 from .builtins import SCALAR_BUILTINS, VECTOR_BUILTINS
 from .constants import ConstantTable
+from .debuginfo import DebugInfo
 from .dynamic_shared import dynamic_offset, gpu_dynamic_shared, is_dynamic_shared
 from .function import FunctionTranslator
 from .signature import KernelArg, KernelSignature
@@ -109,6 +110,8 @@ class ModuleTranslator:
         self.static_local_bytes = 0
         self.private_space = abi.address_space(StorageClass.Function)
         self._check_module(spec_constants or {})
+        # Debug translations (the CPU backend's debug mode) carry DWARF metadata.
+        self.debug = DebugInfo(self) if getattr(abi, "debug_info", False) else None
 
     # -- checks ----------------------------------------------------------------------
 
@@ -266,9 +269,9 @@ class ModuleTranslator:
 
     def _translate_stepped(
         self, fn_id: int, barrier_functions: set[int]
-    ) -> tuple[ir.Function, int, int]:
-        """Translates kernel ``fn_id`` as a step function; returns it, its frame size and
-        its number of barrier continuations."""
+    ) -> tuple[ir.Function, int, int, dict[str, int]]:
+        """Translates kernel ``fn_id`` as a step function; returns it, its frame size, its
+        number of barrier continuations and its wavefront fields of KernelSignature."""
         fnty = self.types.llvm(self.module.function(fn_id).function_type)
         # After the hidden parameters: the group's frame arrays, this work-item's index in
         # the group, the group's work-item count, and the state to resume from.
@@ -287,7 +290,16 @@ class ModuleTranslator:
             translator.translate()
         except SpirvError as error:
             raise _SteppedError(llfn, error) from error
-        return llfn, translator.frame.bytes, len(stepped.states)
+        waves = {}
+        if stepped.gathers:  # the frame arrays the work-group function schedules with
+            from .wavefront import WAVE_MASK, WAVE_STATE
+
+            offsets = translator.frame.offset
+            waves = {
+                "wave_state_offset": offsets[WAVE_STATE],
+                "wave_mask_offset": offsets[WAVE_MASK],
+            }
+        return llfn, translator.frame.bytes, len(stepped.states), waves
 
     def signatures(self) -> dict[str, KernelSignature] | None:
         """Every kernel's signature without translating function bodies (cheap), or None
@@ -343,15 +355,15 @@ class ModuleTranslator:
             self._check_entry_point(entry)
             if entry.function_id in barrier_functions:
                 try:
-                    llfn, frame_bytes, states = self._translate_stepped(
+                    llfn, frame_bytes, states, waves = self._translate_stepped(
                         entry.function_id, barrier_functions
                     )
                 except _SteppedError as failed:
-                    llfn, frame_bytes, states = failed.llfn, 0, 1  # a step function
+                    llfn, frame_bytes, states, waves = failed.llfn, 0, 1, {}  # a step function
                     self._stub(llfn, entry.function_id, failed.error, errors)
                 signature = self._signature(entry.name, entry.function_id)
                 kernels[entry.name] = replace(
-                    signature, frame_bytes=frame_bytes, barrier_states=states
+                    signature, frame_bytes=frame_bytes, barrier_states=states, **waves
                 )
                 kernel_functions[entry.name] = llfn
                 continue

@@ -57,3 +57,7 @@ class KernelSignature:
     # number of barrier continuations (0: no barrier, one plain work-item loop).
     frame_bytes: int = 0
     barrier_states: int = 0
+    # Kernels with AMD wavefront operations (translate/wavefront.py): the frame offsets of
+    # the work-item state and active-mask arrays the work-group function uses (-1: none).
+    wave_state_offset: int = -1
+    wave_mask_offset: int = -1

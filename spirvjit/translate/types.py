@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..errors import SpirvError
 from ..spirv.grammar import Decoration
 from ..spirv.module import Module
+from ..spirv.validate import MAX_ARRAY_LENGTH
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -109,7 +110,16 @@ class TypeTable:
         if op == "OpTypeVector":
             return SpvType("vector", element=ops[0], count=ops[1])
         if op == "OpTypeArray":
-            return SpvType("array", element=ops[0], count=self._constant_value(ops[1]))
+            count = self._constant_value(ops[1])
+            # validate.py checked the default; a spec constant's value is known only now.
+            length = self.module.defs[ops[1]]
+            if length.opname.startswith("OpSpecConstant") and not 1 <= count <= MAX_ARRAY_LENGTH:
+                raise SpirvError(
+                    f"array length {count} after specialization (1 to {MAX_ARRAY_LENGTH})",
+                    inst.offset,
+                    op,
+                )
+            return SpvType("array", element=ops[0], count=count)
         if op == "OpTypeRuntimeArray":
             return SpvType("array", element=ops[0], count=0)
         if op == "OpTypeStruct":

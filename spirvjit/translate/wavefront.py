@@ -14,19 +14,36 @@ least once), so every target reports 32 or 64:
 - **Host CPU: 64**, amdgcnspirv's default. A work-item's lane is its linear local id
   modulo 64 (AMD fills wavefronts in that order), so ``mbcnt`` (``__lane_id``) is exact.
   The operations that exchange values between lanes (``ballot``, ``ds_bpermute``,
-  ``readlane``, ``readfirstlane``, ``wave_barrier``) need a wavefront's work-items to
-  run in lock step, which the CPU back end does not do yet: a kernel that reaches one
-  fails to compile, naming it (docs/hip.md has the design).
+  ``readlane``, ``readfirstlane``, ``wave_barrier``) are synchronization points of the
+  kernel's step function (``barriers.py`` splits each into gather, call and sync): a
+  lane stores its operand in its slot of the frame and returns; the work-group
+  function (``backends/cpu/abi.py``) runs the other lanes of the wavefront to their
+  next synchronization point, picks the pending operation no other waiting lane can
+  still reach (``barriers._wave_order``), records which lanes wait there (the
+  *active* lanes) and resumes the lowest of them, which computes every active lane's
+  result from the slots into the lanes' frames here; then they all run on. Lanes that
+  did not reach the operation (a divergent branch, lanes past the end of a partial
+  wavefront, finished lanes) are inactive: their ``ballot`` bits are 0, and a shuffle
+  or ``readlane`` of an inactive lane gives 0 (AMD's ``ds_bpermute`` reads inactive
+  lanes as 0; ``readlane`` would read the lane's stale register, which the CPU does
+  not keep).
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from .function import FunctionTranslator
+from .barriers import WAVE_GATHER, WAVE_STATE_BASE, WAVE_SYNC
+from .function import FunctionTranslator, handles
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 CPU_WAVEFRONT_SIZE = 64
+# Keys of the step function's frame arrays for wavefront operations (function.Frame):
+# each lane's operand (as i64 bits), the active-lane mask (at the wavefront's first
+# lane), the work-item's state (the work-group function's, not the kernel's), and the
+# lane each lane reads (ds_bpermute's address, readlane's lane).
+WAVE_DATA, WAVE_MASK, WAVE_STATE, WAVE_LANE = -1, -2, -3, -4
+WAVE_ARRAYS = ((WAVE_DATA, I64), (WAVE_MASK, I64), (WAVE_STATE, I32), (WAVE_LANE, I32))
 NVIDIA_WAVEFRONT_SIZE = 32
 CROSS_LANE = frozenset(
     {"wavefrontsize", "mbcnt_lo", "mbcnt_hi", "ballot", "ds_bpermute", "readlane"}
@@ -52,7 +69,173 @@ def emulate(
         return _nvidia_builtin(t, base, ty, values)
     if base in ("mbcnt_lo", "mbcnt_hi"):
         return _cpu_mbcnt(t, base == "mbcnt_hi", values[0], values[1])
+    if t.stepped is not None and t.current_label in t.stepped.gathers:
+        return _cpu_exchange(t, base, ty, values)
     raise NotImplementedError(base)  # the caller turns this into a named compile error
+
+
+# -- the host CPU: lock-step exchange through the frame ------------------------------------
+
+
+def _frame_element(t: FunctionTranslator, key: int, index: ir.Value) -> ir.Value:
+    """The address of work-item ``index``'s element of frame array ``key``."""
+    frame, b = t.frame, t.b
+    size = frame.types[key].get_abi_size(t.mt.target_data)
+    start = b.mul(ir.Constant(I64, frame.offset[key]), frame.items)
+    address = b.add(start, b.mul(index, ir.Constant(I64, size)))
+    return b.gep(frame.base, [address], inbounds=True, source_etype=ir.IntType(8))
+
+
+def _to_bits(t: FunctionTranslator, value: ir.Value, builtin: str) -> ir.Value:
+    """``value`` as an i64 (its bits, zero-extended), the operand of ``builtin``."""
+    b, ty = t.b, value.type
+    if isinstance(ty, ir.PointerType):
+        return b.ptrtoint(value, I64)
+    if isinstance(ty, (ir.FloatType, ir.DoubleType, ir.HalfType)):
+        width = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
+        value = b.bitcast(value, ir.IntType(width))
+        ty = value.type
+    if not isinstance(ty, ir.IntType) or ty.width > 64:
+        raise t.error(
+            f"__builtin_amdgcn_{builtin} on a {ty} value: the host CPU's lock-step "
+            "wavefronts exchange scalars of up to 64 bits only"
+        )
+    return value if ty.width == 64 else b.zext(value, I64)
+
+
+def _from_bits(t: FunctionTranslator, bits: ir.Value, ty: ir.Type) -> ir.Value:
+    b = t.b
+    if isinstance(ty, ir.PointerType):
+        return b.inttoptr(bits, ty)
+    if isinstance(ty, (ir.FloatType, ir.DoubleType, ir.HalfType)):
+        width = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
+        return b.bitcast(b.trunc(bits, ir.IntType(width)) if width < 64 else bits, ty)
+    return bits if ty.width == 64 else b.trunc(bits, ty)
+
+
+@handles(WAVE_GATHER, WAVE_SYNC)
+def wave_point(t: FunctionTranslator, inst) -> None:
+    """Ends a region at a wavefront operation: the gather stores this lane's operand in
+    its slot; both return the state to resume at (the work-group function decides when)."""
+    if t.frame is None or t.stepped is None:
+        raise t.error("a wavefront operation outside a step function (a spirvjit bug)")
+    if inst.kinds:  # the operand this lane contributes
+        value = _to_bits(t, t.value(inst.operands[0]), inst.operands[-1])
+        t.b.store(value, _frame_element(t, WAVE_DATA, t.frame.linear))
+    if len(inst.kinds) > 1:  # the lane it reads
+        lane = t.value(inst.operands[1])
+        lane = t.b.trunc(lane, I32) if lane.type.width > 32 else t.b.zext(lane, I32)
+        t.b.store(lane, _frame_element(t, WAVE_LANE, t.frame.linear))
+    resume = t.stepped.continuations[t.current_label]
+    t.b.ret(ir.Constant(I32, t.stepped.states[resume]))
+
+
+def _cpu_exchange(t: FunctionTranslator, base: str, ty: ir.Type, values: list[ir.Value]):
+    """Wavefront operation ``base``, run by one active lane for all of them: from the
+    slots of the wavefront's active lanes (the mask the work-group function stored), each
+    active lane's result goes to its element of the call's frame array, where it finds
+    it when it resumes after the sync (one entry into the step function per operation,
+    not one per lane). Returns this lane's own result."""
+    b = t.b
+    wave_size = ir.Constant(I64, CPU_WAVEFRONT_SIZE)
+    linear = t.frame.linear
+    first = b.sub(linear, b.urem(linear, wave_size))
+    mask = b.load(_frame_element(t, WAVE_MASK, first), typ=I64)
+    if base == "wave_barrier":
+        return None  # the synchronization was the point of it
+    result_id = t.current.result_id
+    if result_id not in t.frame.types:
+        result_id = None  # not used after the sync: only this lane's result matters
+    if base in ("ballot", "readfirstlane"):  # the same for every active lane
+        if base == "ballot":
+            value = _cpu_ballot(t, ty, first, mask)
+        else:
+            lowest = t.intrinsic("llvm.cttz.i64", I64, [mask, ir.Constant(I1, 0)])
+            value = _lane_value(t, ty, first, mask, lowest, linear)
+        if result_id is not None:
+            _for_each_lane(t, mask, lambda lane: _store_result(t, result_id, first, lane, value))
+        return value
+
+    def result_of(lane: ir.Value) -> ir.Value:
+        reads = b.load(_frame_element(t, WAVE_LANE, b.add(first, lane)), typ=I32)
+        if base == "ds_bpermute":  # a byte address: lane * 4, modulo the wavefront
+            reads = b.lshr(reads, ir.Constant(I32, 2))
+        source = b.zext(b.and_(reads, ir.Constant(I32, CPU_WAVEFRONT_SIZE - 1)), I64)
+        return _lane_value(t, ty, first, mask, source, linear)
+
+    if result_id is not None:
+        _for_each_lane(
+            t, mask, lambda lane: _store_result(t, result_id, first, lane, result_of(lane))
+        )
+    return result_of(b.sub(linear, first))
+
+
+def _lane_value(t, ty, first, mask, source, linear) -> ir.Value:
+    """The value active lane ``source`` gathered, as ``ty``; 0 for an inactive lane."""
+    b = t.b
+    active = b.trunc(b.lshr(mask, source), I1)
+    # An inactive lane may lie past the group's last work-item: read this lane's instead.
+    index = b.select(active, b.add(first, source), linear)
+    bits = b.load(_frame_element(t, WAVE_DATA, index), typ=I64)
+    return _from_bits(t, b.select(active, bits, ir.Constant(I64, 0)), ty)
+
+
+def _store_result(t, result_id: int, first: ir.Value, lane: ir.Value, value: ir.Value) -> None:
+    t.b.store(value, _frame_element(t, result_id, t.b.add(first, lane)))
+
+
+def _for_each_lane(t: FunctionTranslator, mask: ir.Value, body) -> None:
+    """Emits ``body(lane)`` (lane: i64) for each set bit of ``mask``, lowest first."""
+    b = t.b
+    fn = b.function
+    head = fn.append_basic_block("lanes.head")
+    loop = fn.append_basic_block("lanes.body")
+    done = fn.append_basic_block("lanes.done")
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    left = b.phi(I64, "lanes.left")
+    left.add_incoming(mask, entry)
+    b.cbranch(b.icmp_unsigned("!=", left, ir.Constant(I64, 0)), loop, done)
+    b.position_at_end(loop)
+    body(t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)]))
+    left.add_incoming(b.and_(left, b.sub(left, ir.Constant(I64, 1))), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _cpu_ballot(t: FunctionTranslator, ty: ir.Type, first: ir.Value, mask: ir.Value):
+    """Bit j set for each active lane j whose predicate is true."""
+    b = t.b
+    fn = b.function
+    head = fn.append_basic_block("ballot.head")
+    body = fn.append_basic_block("ballot.body")
+    done = fn.append_basic_block("ballot.done")
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    left = b.phi(I64, "ballot.left")
+    votes = b.phi(I64, "ballot.votes")
+    left.add_incoming(mask, entry)
+    votes.add_incoming(ir.Constant(I64, 0), entry)
+    b.cbranch(b.icmp_unsigned("!=", left, ir.Constant(I64, 0)), body, done)
+    b.position_at_end(body)
+    lane = t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)])
+    predicate = b.load(_frame_element(t, WAVE_DATA, b.add(first, lane)), typ=I64)
+    bit = b.shl(ir.Constant(I64, 1), lane)
+    true = b.icmp_unsigned("!=", predicate, ir.Constant(I64, 0))
+    left.add_incoming(b.and_(left, b.sub(left, ir.Constant(I64, 1))), body)
+    votes.add_incoming(b.or_(votes, b.select(true, bit, ir.Constant(I64, 0))), body)
+    b.branch(head)
+    b.position_at_end(done)
+    return votes if ty.width == 64 else b.trunc(votes, ty)
+
+
+def is_gather_state(b: ir.IRBuilder, state: ir.Value) -> ir.Value:
+    """Whether a step function's state (i32) resumes a wavefront operation's gather."""
+    at_least = b.icmp_signed(">=", state, ir.Constant(I32, WAVE_STATE_BASE))
+    even = b.icmp_unsigned("==", b.and_(state, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    return b.and_(at_least, even)
 
 
 def _cpu_lane(t: FunctionTranslator) -> ir.Value:

@@ -39,7 +39,7 @@ __kernel void program_table(__global int *out) {
 __kernel void local_arg(__local float *tile, __global float *out) {
     int l = get_local_id(0);
     tile[l * 2] = 1.0f;
-    out[get_global_id(0)] = tile[l];
+    out[get_global_id(0)] = tile[l * 2];
 }
 __kernel void local_static(__global float *out) {
     __local float tile[16];

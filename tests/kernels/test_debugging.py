@@ -55,7 +55,7 @@ def test_interleave_source_puts_each_line_before_its_first_opline():
 
 @translator
 def test_dis_source_and_line_table(tmp_path):
-    program = spirvjit.compile_opencl(SOURCE, options=["-g"], producer="translator")
+    program = spirvjit.compile_opencl(SOURCE, options=["-g", "-O2"], producer="translator")
     table = line_table(program.module)
     stores = [i for i in program.module.instructions if i.opname == "OpStore"]
     assert table[stores[0].offset][1:] == (3, 14)  # b[i + n] = ...: line 3, column 14

@@ -65,7 +65,8 @@ def test_remove_freeze_keeps_numbering_and_metadata():
     )
     assert opencl.remove_freeze(text) == (
         "  %6 = select i1 true, i32 %5, i32 %5\n"
-        "  %7 = select i1 true, <4 x i32> %6, <4 x i32> %6, !dbg !12\n"
+        "  %7 = select <4 x i1> <i1 true, i1 true, i1 true, i1 true>, <4 x i32> %6, <4 x i32> %6,"
+        " !dbg !12\n"
         "  %p.fr = select i1 true, ptr addrspace(1) %p, ptr addrspace(1) %p\n"
         "  %8 = add i32 %6, 1 ; freeze in a comment stays\n"
     )

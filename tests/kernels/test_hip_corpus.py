@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import spirvjit
-from spirvjit import CompileError, Program, parse_target
+from spirvjit import Program, parse_target
 from spirvjit.toolchain import find_tool
 
 CORPUS_DIR = Path(__file__).parent / "hip_corpus"
@@ -49,6 +49,15 @@ CORPUS = [
     ("warp", "ballot_count", "__ballot, __popcll"),
     ("warp", "lane_ids", "__lane_id (mbcnt), warpSize, 2-D blocks"),
     ("warp", "bit_ops", "__popc/__clz/__ffs/__brev/__bitextract_u32/__funnelshift_r/..."),
+    ("wavefront", "block_reduce_shfl", "__shfl_down warp sums, __syncthreads, if (tid < warpSize)"),
+    ("wavefront", "half_warp_sum", "__shfl_down in if (tid < 32): inactive lanes read 0"),
+    ("wavefront", "compact_positive", "__ballot, mbcnt rank, __popcll, shared wave offsets"),
+    ("wavefront", "butterfly_allreduce", "__shfl_xor butterfly on int and double (fmax)"),
+    ("wavefront", "lane_broadcast", "readfirstlane (whole and divergent), readlane, __shfl"),
+    ("wavefront", "lane_votes", "mbcnt lane index, __any, __all, __activemask when divergent"),
+    ("wavefront", "syncwarp_exchange", "__syncwarp over shared memory, shuffles in uneven loops"),
+    ("wavefront", "wave_sum_3d", "__shfl_xor sums in 3-D blocks (lanes by linear id)"),
+    ("wavefront", "warp_scan_segments", "__shfl_up inclusive scan, __shfl_down with width 16"),
     ("globals", "evaluate_poly", "__constant__ table, __device__ counter"),
     ("globals", "apply_scale", "__constant__ set from the host (hipMemcpyToSymbol role)"),
     ("structs", "particles_update", "array of structs with float3, float3 by value"),
@@ -60,13 +69,8 @@ CORPUS = [
     ("stencil", "nbody_step", "N-body tile loop, float4, rsqrtf"),
     ("stencil", "fill3d", "3-D grid and blocks, bool parameter, gridDim"),
 ]
-# The host CPU's wavefront size (translate/wavefront.py). Kernels in CROSS_LANE exchange
-# values between lanes, which the CPU does not run yet (they fail naming the built-in).
+# The host CPU's wavefront size (translate/wavefront.py).
 CPU_WARP = 64
-CROSS_LANE = {
-    "warp_reduce": "__builtin_amdgcn_ds_bpermute",
-    "ballot_count": "__builtin_amdgcn_ballot_w64",
-}
 GPU_TARGETS = ("gfx942", "gfx1100", "sm_90")
 
 _programs: dict[str, Program] = {}
@@ -232,13 +236,167 @@ def check_float_atomics(prog: Program, rng):
 
 
 def check_warp_reduce(prog: Program, rng):
-    with pytest.raises(CompileError, match=CROSS_LANE["warp_reduce"]):
-        prog.kernel("warp_reduce").compile()
+    # Each wavefront of 64 lanes sums its inputs with __shfl_down (lock step on the CPU).
+    x = rng.random(1024, dtype=np.float32)
+    out = np.zeros(1024 // CPU_WARP, np.float32)
+    prog.warp_reduce(x, out, grid=4, block=256)
+    np.testing.assert_allclose(out, x.reshape(-1, CPU_WARP).sum(1), rtol=1e-5)
 
 
 def check_ballot_count(prog: Program, rng):
-    with pytest.raises(CompileError, match=CROSS_LANE["ballot_count"]):
-        prog.kernel("ballot_count").compile()
+    x = rng.integers(-5, 5, 1024).astype(np.int32)
+    counts = np.full(1024 // CPU_WARP, -1, np.int32)
+    prog.ballot_count(x, counts, grid=4, block=256)
+    np.testing.assert_array_equal(counts, (x.reshape(-1, CPU_WARP) > 0).sum(1))
+
+
+# Wavefront samples: each runs with blocks of 32 (one partial wavefront: lanes 32-63 are
+# inactive), 64, 128 and 256 work-items (several wavefronts), 3 blocks.
+WAVE_BLOCKS = (32, 64, 128, 256)
+WAVE_GRID = 3
+
+
+def wavefronts(block: int) -> list[slice]:
+    """The wavefronts of a launch of WAVE_GRID blocks of ``block``: slices of linear ids."""
+    return [
+        slice(g * block + w, g * block + min(w + CPU_WARP, block))
+        for g in range(WAVE_GRID)
+        for w in range(0, block, CPU_WARP)
+    ]
+
+
+def check_block_reduce_shfl(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.random(n, dtype=np.float32)
+        out = np.zeros(WAVE_GRID, np.float32)
+        prog.block_reduce_shfl(x, out, np.int32(n - 5), grid=WAVE_GRID, block=block)
+        x[n - 5 :] = 0  # past n: 0
+        np.testing.assert_allclose(out, x.reshape(WAVE_GRID, block).sum(1), rtol=1e-5)
+
+
+def check_half_warp_sum(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        x = rng.integers(-1000, 1000, WAVE_GRID * block).astype(np.int32)
+        out = np.zeros(WAVE_GRID, np.int32)
+        prog.half_warp_sum(x, out, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(out, x.reshape(WAVE_GRID, block)[:, :32].sum(1))
+
+
+def check_compact_positive(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        x = rng.integers(-100, 100, WAVE_GRID * block).astype(np.int32)
+        out = np.full(WAVE_GRID * block, -7, np.int32)
+        counts = np.zeros(WAVE_GRID, np.int32)
+        prog.compact_positive(x, out, counts, grid=WAVE_GRID, block=block)
+        for g, segment in enumerate(x.reshape(WAVE_GRID, block)):
+            kept = segment[segment > 0]
+            assert counts[g] == len(kept)
+            np.testing.assert_array_equal(out[g * block : g * block + len(kept)], kept)
+
+
+def check_butterfly_allreduce(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        d = rng.standard_normal(n)
+        sums, maxima = np.zeros(n, np.int32), np.zeros(n)
+        prog.butterfly_allreduce(x, d, sums, maxima, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            assert (sums[wave] == x[wave].sum()).all()
+            # A partial wavefront's shuffles of its missing lanes read 0 (0.0 as a double).
+            partial = wave.stop - wave.start < CPU_WARP
+            expected = max(d[wave].max(), 0.0) if partial else d[wave].max()
+            assert (maxima[wave] == expected).all()
+    # Work-groups of 128 with a last one of 72 (global size 200): wavefronts of 64, 64,
+    # 64 and 8 work-items.
+    x = np.arange(1, 201, dtype=np.int32)
+    sums, maxima = np.zeros(200, np.int32), np.zeros(200)
+    prog.butterfly_allreduce(x, np.zeros(200), sums, maxima, global_size=200, local_size=128)
+    bounds = ((0, 64), (64, 128), (128, 192), (192, 200))
+    np.testing.assert_array_equal(
+        sums, np.concatenate([[x[a:b].sum()] * (b - a) for a, b in bounds])
+    )
+
+
+def check_lane_broadcast(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        first, odd_first, lane5, shfl3 = (np.zeros(n, np.int32) for _ in range(4))
+        prog.lane_broadcast(x, first, odd_first, lane5, shfl3, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            lo, hi = wave.start, wave.stop
+            assert (first[wave] == x[lo]).all()
+            assert (odd_first[lo:hi:2] == -1).all() and (
+                odd_first[lo + 1 : hi : 2] == x[lo + 1]
+            ).all()
+            assert (lane5[wave] == x[lo + 5]).all()
+            assert (shfl3[wave] == x[lo + 3]).all()
+
+
+def check_lane_votes(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(0, 90, n).astype(np.int32)
+        x[block + 7] = 95  # __any true in block 1's first wavefront only
+        x[2 * block + 3] = -1  # __all false in block 2's first wavefront
+        lane, votes = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        active = np.zeros(n, np.uint64)
+        prog.lane_votes(x, lane, votes, active, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(lane, np.tile(np.arange(block) % CPU_WARP, WAVE_GRID))
+        for wave in wavefronts(block):
+            expected = int((x[wave] > 90).any()) + 2 * int((x[wave] >= 0).all())
+            assert (votes[wave] == expected).all()
+            lanes = np.arange(wave.stop - wave.start)
+            tid = (wave.start % block) + lanes
+            # Only the lanes with tid % 3 == 0 are active in the branch.
+            mask = sum(1 << int(j) for j in lanes[tid % 3 == 0])
+            assert (active[wave][tid % 3 == 0] == mask).all()
+            assert (active[wave][tid % 3 != 0] == 0).all()
+
+
+def check_syncwarp_exchange(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        swapped, uneven = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        prog.syncwarp_exchange(x, swapped, uneven, grid=WAVE_GRID, block=block)
+        np.testing.assert_array_equal(swapped, x.reshape(-1, 2)[:, ::-1].ravel())
+        # Lanes 4k+2 and 4k+3 shuffle together for 2 iterations (each doubles the pair's
+        # sum); lane 4k+3's third, and lane 4k+1's only, read an inactive lane: 0.
+        pairs = x.reshape(-1, 4)
+        expected = pairs.copy()
+        expected[:, 2] = expected[:, 3] = 2 * (pairs[:, 2] + pairs[:, 3])
+        np.testing.assert_array_equal(uneven, expected.ravel())
+
+
+def check_wave_sum_3d(prog: Program, rng):
+    for block in ((8, 4, 4), (16, 2, 8), (4, 4, 2)):
+        items = block[0] * block[1] * block[2]
+        x = rng.integers(-1000, 1000, 2 * items).astype(np.int32)
+        out = np.zeros_like(x)
+        prog.wave_sum_3d(x, out, grid=2, block=block)
+        wave = min(CPU_WARP, items)  # a block of 32 is one partial wavefront
+        np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, wave).sum(1), wave))
+
+
+def check_warp_scan_segments(prog: Program, rng):
+    for block in WAVE_BLOCKS:
+        n = WAVE_GRID * block
+        x = rng.integers(-1000, 1000, n).astype(np.int32)
+        scan, segment_sum = np.zeros(n, np.int32), np.zeros(n, np.int32)
+        prog.warp_scan_segments(x, scan, segment_sum, grid=WAVE_GRID, block=block)
+        for wave in wavefronts(block):
+            np.testing.assert_array_equal(scan[wave], np.cumsum(x[wave]))
+        # __shfl_down(s, offset, 16): lane j reads lane j + offset of its 16-lane segment,
+        # or its own value past the segment's end (HIP's rule).
+        s = x.reshape(-1, 16).astype(np.int64)
+        for offset in (8, 4, 2, 1):
+            shifted = np.concatenate([s[:, offset:], s[:, 16 - offset :]], axis=1)
+            s = s + shifted
+        np.testing.assert_array_equal(segment_sum, s.ravel().astype(np.int32))
+        assert (segment_sum.reshape(-1, 16)[:, 0] == x.reshape(-1, 16).sum(1)).all()
 
 
 def check_lane_ids(prog: Program, rng):
@@ -432,6 +590,15 @@ CHECKS = {
     "warp_reduce": check_warp_reduce,
     "ballot_count": check_ballot_count,
     "lane_ids": check_lane_ids,
+    "block_reduce_shfl": check_block_reduce_shfl,
+    "half_warp_sum": check_half_warp_sum,
+    "compact_positive": check_compact_positive,
+    "butterfly_allreduce": check_butterfly_allreduce,
+    "lane_broadcast": check_lane_broadcast,
+    "lane_votes": check_lane_votes,
+    "syncwarp_exchange": check_syncwarp_exchange,
+    "wave_sum_3d": check_wave_sum_3d,
+    "warp_scan_segments": check_warp_scan_segments,
     "bit_ops": check_bit_ops,
     "evaluate_poly": check_evaluate_poly,
     "apply_scale": check_apply_scale,
@@ -463,6 +630,7 @@ def _gpu_compile(sample: str, kernel: str, target: str) -> bytes:
 
 # A fixed sample in CI; the whole corpus x targets is slow (about a minute).
 _GPU_SAMPLE = {"matrixMul", "block_sum_dynamic", "warp_reduce", "math_double", "lane_ids"}
+_GPU_SAMPLE |= {"compact_positive", "lane_broadcast"}
 
 
 @pytest.mark.parametrize("target", GPU_TARGETS)

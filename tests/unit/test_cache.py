@@ -6,6 +6,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -144,6 +145,18 @@ def test_store_load_and_modes(tmp_path):
         assert directory.stat().st_mode & 0o777 == 0o700
     assert path.stat().st_mode & 0o777 == 0o600
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_store_makes_a_removed_directory_again(tmp_path):
+    # rm -rf of the cache under a running process: the next store recreates it (mode
+    # 0700 all the way), where it used to turn the disk cache off for the process.
+    disk = disk_cache(tmp_path / "c")
+    disk.store(KEY, b"one", "t")
+    shutil.rmtree(disk.root)
+    path = disk.store(make_key(cpu="other"), b"two", "t")
+    assert disk.load(make_key(cpu="other")).obj == b"two"
+    for directory in (disk.root, disk.entries_dir, path.parent):
+        assert directory.stat().st_mode & 0o777 == 0o700
 
 
 def test_hit_records_its_use(tmp_path):

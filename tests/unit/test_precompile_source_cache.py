@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import stat
 import time
 
@@ -205,6 +206,19 @@ def test_damaged_disk_entry_is_a_miss_and_replaced(fresh, caplog):
     assert "unusable" in caplog.text and sc.stats()["compile"] == 1
     sc.reset()
     assert sc.opencl_to_spirv(source) == spirv and sc.stats()["disk"] == 1
+
+
+def test_a_cache_removed_while_running_is_made_again(fresh, caplog):
+    # A long-lived process whose cache directory is removed (rm -rf, a test's cleanup)
+    # used to turn the source cache off for the rest of its life.
+    needs("clang")
+    sc.opencl_to_spirv("kernel void f(global int *x) { x[0] = 1; }")
+    shutil.rmtree(fresh / "cache")
+    with caplog.at_level(logging.WARNING, logger="spirvjit"):
+        sc.opencl_to_spirv("kernel void f(global int *x) { x[0] = 2; }")
+    assert "cannot write" not in caplog.text
+    assert len(list((fresh / "cache" / "sources").rglob("*.sjs"))) == 1
+    assert (fresh / "cache").stat().st_mode & 0o077 == 0
 
 
 def test_unsafe_directory_is_refused_memory_still_works(fresh, caplog):

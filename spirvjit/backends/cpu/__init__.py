@@ -21,7 +21,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen
+from . import codegen, debugload, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -47,7 +47,12 @@ class CpuBackend(Backend):
             target.triple,
             str(codegen.target_machine(target).target_data),
             checked=CHECK_OPTION in options,
+            debug_info=debugload.DEBUG_OPTION in options,
         )
+
+    def key_options(self, target: Target) -> tuple[str, ...]:
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all).
+        return () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
 
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
@@ -61,7 +66,11 @@ class CpuBackend(Backend):
                 translation.kernels[name],
                 f"{prefix}.k{index}",
                 abi if abi.checked else None,
+                # Debug builds step through one work-item's scalar code.
+                None if abi.debug_info else target.features,
             )
+        if abi.debug_info:
+            debugload.without_vex(translation.module)
         return translation
 
     def kernel_symbol(self, module, prefix: str, kernel: str) -> str:
@@ -78,9 +87,13 @@ class CpuBackend(Backend):
         return codegen.optimize(module, target, level)
 
     def emit(self, module, target: Target, what: str) -> bytes:
+        if debugload.is_debug_module(module):
+            return debugload.emit_object(module, target)
         return codegen.emit_object(module, target)
 
     def assembly(self, module, target: Target) -> str:
+        if debugload.is_debug_module(module):
+            return debugload.emit_assembly(module, target)
         return codegen.emit_assembly(module, target)
 
     # ----- runtime side --------------------------------------------------------------
@@ -100,11 +113,24 @@ class CpuBackend(Backend):
             program = program.for_target(device.target)
         times = StageTimes()
         specialization = CHECK_SPECIALIZATION if check else ()
+        debug = debugload.wanted(program.module)
+        if debug:  # under gdb, or SPIRVJIT_DEBUG_INFO=1: a shared object gdb can see
+            specialization += debugload.DEBUG_SPECIALIZATION
         obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
         data = self._data_library(program)
         while True:  # at most: native, then cached, then compiled code
             try:
+                if debug:
+                    data_symbols = {
+                        g.name: self.data_address(program, g.name)
+                        for g in (program.translation().mutable_globals if data else ())
+                    }
+                    code = times.run(
+                        "load", debugload.load_kernel, program.target, kernel, obj, symbol,
+                        data_symbols,
+                    )  # fmt: skip
+                    break
                 code = times.run(
                     "load", codegen.load_kernel, program.target, f"{symbol}.lib", obj, symbol, data
                 )
@@ -124,8 +150,8 @@ class CpuBackend(Backend):
     def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
         return self.load(program, kernel, device, check=True)
 
-    def _data_library(self, program) -> str | None:
-        """The name of ``program``'s data library, linked on first use (None: no data)."""
+    def _data_library(self, program) -> codegen.DataLibrary | None:
+        """``program``'s data library, linked on first use (None: no data)."""
         if not program.has_mutable_globals:
             return None
         with self._lock:
@@ -140,14 +166,14 @@ class CpuBackend(Backend):
                     codegen.emit_object(data, program.target),
                     [g.name for g in translation.mutable_globals],
                 )
-            return found[1]
+            return found
 
     def data_address(self, program, symbol: str) -> int:
         """The address of ``program``'s writable program-scope variable ``symbol`` in this
         process (its data library is linked if it was not yet): device_globals.py."""
         self._data_library(program)
         with self._lock:
-            return self._data[program][0][symbol]
+            return self._data[program][symbol]
 
     def allocate(self, device: Device, nbytes: int) -> int:
         buffer = np.zeros(max(1, nbytes) + 64, np.uint8)

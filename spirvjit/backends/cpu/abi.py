@@ -26,8 +26,10 @@ import logging
 
 from llvmlite import ir
 
+from ... import config
 from ...translate.signature import KernelSignature
 from . import guards as guard_split
+from . import vectorize as wfv
 
 log = logging.getLogger("spirvjit")
 
@@ -80,7 +82,9 @@ _QUERY_BASE = {
 # frames' end, and the stack address above every work-item's private variables
 # (generic_pointer_space reads the last three).
 _MAIN_RANGE_SLOT = 25
-_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 26), PTR, PTR, PTR, PTR, PTR])
+# Checked mode: 1 while the group's hoisted bounds checks are known to hold (checks.py).
+_CHECKED_RANGE_SLOT = 26
+_CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 27), PTR, PTR, PTR, PTR, PTR])
 _LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
 _RED_ZONE = 128
 
@@ -99,11 +103,15 @@ class CpuABI:
     fp32_divide_ulp = None
     fp32_sqrt_ulp = None
 
-    def __init__(self, triple: str, data_layout: str, checked: bool = False):
+    def __init__(
+        self, triple: str, data_layout: str, checked: bool = False, debug_info: bool = False
+    ):
         self.triple = triple
         self.data_layout = data_layout
         # Checked mode: memory accesses are bounds-checked (translate/checks.py).
         self.checked = checked
+        # Debug mode: DWARF from the module's debug information (translate/debuginfo.py).
+        self.debug_info = debug_info
 
     def check_table(self, builder: ir.IRBuilder, hidden: list[ir.Value]) -> ir.Value:
         """The launch's check table (checked mode)."""
@@ -112,6 +120,10 @@ class CpuABI:
         )
         table.set_metadata("invariant.load", builder.module.add_metadata([]))
         return table
+
+    def check_fast_slot(self, builder: ir.IRBuilder, ctx: ir.Value) -> ir.Value:
+        """Checked mode: the context word that says the group's range check held."""
+        return _context_slot(builder, ctx, _CHECKED_RANGE_SLOT)
 
     def address_space(self, storage_class: int) -> int:
         return 0
@@ -210,13 +222,13 @@ class _Loop:
         b.position_at_end(self.exit)
 
 
-def _scalar_loop_metadata(module: ir.Module) -> ir.MDValue:
-    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder)."""
+def _scalar_loop_metadata(module: ir.Module, unroll: bool = False) -> ir.MDValue:
+    """``llvm.loop`` metadata: neither vectorize nor unroll this loop (a remainder);
+    ``unroll``: it may be unrolled (the vectorized work-item chunks)."""
     no_vectorize = [ir.MetaDataString(module, "llvm.loop.vectorize.enable"), ir.Constant(I1, 0)]
-    hints = [
-        module.add_metadata(no_vectorize),
-        module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]),
-    ]
+    hints = [module.add_metadata(no_vectorize)]
+    if not unroll:
+        hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     loop_id = module.add_metadata(hints)
     loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
     return loop_id
@@ -228,18 +240,34 @@ def emit_kernel_wrappers(
     signature: KernelSignature,
     symbol: str,
     checked_abi: CpuABI | None = None,
+    features: str | None = None,
 ) -> tuple[str, str]:
     """Adds the work-group function and the runner for one kernel; returns their names.
     ``checked_abi``: checked mode, where a barrier kernel's wrapper reports a barrier not
-    reached by every work-item of the group."""
+    reached by every work-item of the group. ``features``: the target's, for whole-function
+    vectorization (vectorize.py; None: not vectorized)."""
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
-    if signature.barrier_states:
+    if signature.wave_state_offset >= 0:
+        # Lock-step wavefronts run lane by lane between their exchanges.
+        kernel.wfv_note = "not vectorized across work-items: wavefront operations"
+        wg = _emit_wavefront_workgroup_function(
+            module, kernel, signature, f"{symbol}.wg", checked_abi
+        )
+    elif signature.barrier_states:
+        # The step function's regions are not vectorized yet (vectorize.py).
+        kernel.wfv_note = "not vectorized across work-items: barriers"
         wg = _emit_stepped_workgroup_function(
             module, kernel, signature, stepped_workgroup_function(f"{symbol}.run"), checked_abi
         )
     else:
-        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg")
+        wfv_features = None if checked_abi is not None else features
+        if any(arg.kind == "local" for arg in signature.args):
+            # Atomics on local memory are plain loads and stores on the CPU (one thread runs
+            # the group's work-items in turn): lanes must not interleave them.
+            wfv_features = None
+            kernel.wfv_note = "not vectorized across work-items: local memory"
+        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
 
@@ -328,8 +356,38 @@ def _workgroup_signature(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
+def _vector_body(
+    module: ir.Module, kernel: ir.Function, features: str | None, main_range: bool
+) -> tuple[ir.Function | None, int]:
+    """The W-wide body of ``kernel`` (vectorize.py) and W, or (None, 0) where the
+    vectorizer is off or declines. The outcome is logged (SPIRVJIT_DEBUG), kept as
+    ``kernel.wfv_note`` (``spirvjit dis --target``) and, for a decline, as a comment in
+    the kernel's IR (SPIRVJIT_DUMP)."""
+    if features is None or not wfv.enabled():
+        if not wfv.enabled():
+            kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
+        return None, 0
+    width = wfv.width_for(features)
+    try:
+        vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout)
+    except wfv.Declined as exc:
+        reason = " ".join(str(exc).split())  # one line: it also becomes an IR comment
+        kernel.wfv_note = f"not vectorized across work-items: {reason}"
+        entry = kernel.blocks[0]
+        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {reason}"))
+    else:
+        kernel.wfv_note = f"vectorized across work-items, {width} per instruction"
+    if config.debug():
+        log.info("%s: %s", kernel.name, kernel.wfv_note)
+    return (vector, width) if kernel.wfv_note.startswith("vectorized") else (None, 0)
+
+
 def _emit_workgroup_function(
-    module: ir.Module, kernel: ir.Function, signature: KernelSignature, name: str
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    features: str | None = None,
 ) -> ir.Function:
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -343,15 +401,42 @@ def _emit_workgroup_function(
             kernel.name,
             len(guards),
         )
-        _emit_split_work_items(b, ctx, kernel, kernel_args, local_sizes, starts, guards)
+        _emit_split_work_items(
+            b, module, ctx, kernel, kernel_args, local_sizes, starts, guards, features
+        )
         b.ret_void()
         return fn
-    loops = _work_item_loops(b, ctx, local_sizes, starts)
-    b.call(kernel, [*kernel_args, ctx])
-    for loop in reversed(loops):
-        loop.close()
+    vector, width = (
+        (None, 0) if _called(module, kernel) else _vector_body(module, kernel, features, False)
+    )
+    if vector is not None:
+        outer = _outer_loops(b, ctx, local_sizes, starts)
+        _emit_x_range(
+            b, ctx, kernel, kernel_args, starts, _I64_ZERO, local_sizes[0], None, vector, width
+        )
+        for loop in reversed(outer):
+            loop.close()
+        b.ret_void()
+        return fn
+
+    def emit() -> None:
+        loops = _work_item_loops(b, ctx, local_sizes, starts)
+        b.call(kernel, [*kernel_args, ctx])
+        for loop in reversed(loops):
+            loop.close()
+
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
     b.ret_void()
     return fn
+
+
+def _checked_versions(b, module, kernel, kernel_args, ctx, emit) -> None:
+    """Checked mode: the loops twice, with and without the group's hoisted bounds checks
+    (translate/checks.py); else once."""
+    from ...translate import checks
+
+    inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)
+    checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
 
 
 def _called(module: ir.Module, fn: ir.Function) -> bool:
@@ -379,12 +464,14 @@ def _global_id_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
 
 def _emit_split_work_items(
     b: ir.IRBuilder,
+    module: ir.Module,
     ctx: ir.Value,
     kernel: ir.Function,
     kernel_args: list,
     local_sizes: list,
     starts: list,
     guards: list,
+    features: str | None = None,
 ) -> None:
     """The z and y loops, and in them two x loops: the main range [lo, hi), where every
     guard has its known value (the flag in the context says so, and the kernel's guards
@@ -396,38 +483,91 @@ def _emit_split_work_items(
         return kb.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
 
     guard_split.fold_guards(kernel, guards, read_flag)
+    vector, width = _vector_body(b.module, kernel, features, True)
     lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
+
+    def emit() -> None:
+        outer = _outer_loops(b, ctx, local_sizes, starts)
+        if vector is not None:
+            _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, vector, width)
+        for main in (True, False):
+            if main and vector is not None:
+                continue
+            loop = _Loop(b, gap if main else rest, "main" if main else "rest")
+            if main:
+                lx = b.add(lo, loop.index)
+            else:  # [0, lo), then [hi, local)
+                lx = b.select(
+                    b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap)
+                )
+            b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+            b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+            b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+            if main or not guard_split.has_loop(kernel):
+                b.call(kernel, [*kernel_args, ctx])
+            else:
+                # The rest of a kernel with loops calls it out of line: one copy optimized
+                # for size (guard_split.rest_copy), not a second inlined copy whose loops
+                # the optimizer vectorizes and unrolls for a few boundary items per row.
+                # A kernel without loops costs less inlined than as a function.
+                b.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
+                guard_split.rest_copy(kernel)
+            # The rest is at most a few boundary items per row: vectorizing it (with masks)
+            # would only cost JIT time.
+            loop.close(None if main else _scalar_loop_metadata(b.module))
+        for loop in reversed(outer):
+            loop.close()
+
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
+
+
+_I64_ZERO = ir.Constant(I64, 0)
+
+
+def _outer_loops(b: ir.IRBuilder, ctx: ir.Value, local_sizes: list, starts: list) -> list:
+    """Opens the z and y loops over the group's work-items and sets their ids."""
     outer = []
     for d in (2, 1):
         loop = _Loop(b, local_sizes[d], f"l{d}")
         b.store(loop.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
         b.store(b.add(starts[d], loop.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
         outer.append(loop)
-    for main in (True, False):
-        loop = _Loop(b, gap if main else rest, "main" if main else "rest")
-        if main:
-            lx = b.add(lo, loop.index)
-        else:  # [0, lo), then [hi, local)
-            lx = b.select(b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap))
+    return outer
+
+
+def _emit_x_range(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    kernel: ir.Function,
+    kernel_args: list,
+    starts: list,
+    lo: ir.Value,
+    count: ir.Value,
+    flag: int | None,
+    vector: ir.Function,
+    width: int,
+) -> None:
+    """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
+    its first lane and adds the lane number), then the remainder one by one."""
+    w = ir.Constant(I64, width)
+    chunks = b.udiv(count, w)
+
+    def run(body: ir.Function, lx: ir.Value) -> None:
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
         b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
-        b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-        if main or not guard_split.has_loop(kernel):
-            b.call(kernel, [*kernel_args, ctx])
-        else:
-            # The rest (a few boundary items per row) of a kernel with loops calls it out
-            # of line: one copy optimized for size (guard_split.rest_copy), instead of a
-            # second inlined copy whose loops the optimizer vectorizes and unrolls for
-            # nothing. A kernel without loops costs less inlined than as a function.
-            b.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
-            guard_split.rest_copy(kernel)
-        # The rest is at most a few boundary items per row: vectorizing it (with masks)
-        # would only cost JIT time.
-        loop.close(None if main else _scalar_loop_metadata(b.module))
-    for loop in reversed(outer):
-        loop.close()
+        if flag is not None:
+            b.store(ir.Constant(I64, flag), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+        b.call(body, [*kernel_args, ctx])
+
+    loop = _Loop(b, chunks, "wfv")
+    run(vector, b.add(lo, b.mul(loop.index, w)))
+    loop.close(_scalar_loop_metadata(b.module, unroll=True))
+    done = b.mul(chunks, w)
+    loop = _Loop(b, b.sub(count, done), "wfv.rest")
+    run(kernel, b.add(b.add(lo, done), loop.index))
+    loop.close(_scalar_loop_metadata(b.module))
 
 
 def _emit_stepped_workgroup_function(
@@ -454,6 +594,9 @@ def _emit_stepped_workgroup_function(
     state.type = PTR
     b.store(ir.Constant(ir.IntType(32), 0), state)
     items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
+    from ...translate import checks
+
+    inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)  # checked mode
     dispatch = fn.append_basic_block("dispatch")
     done = fn.append_basic_block("done")
     b.branch(dispatch)
@@ -463,22 +606,222 @@ def _emit_stepped_workgroup_function(
         region = fn.append_basic_block(f"region{number}")
         switch.add_case(ir.Constant(ir.IntType(32), number), region)
         b.position_at_end(region)
-        loops = _work_item_loops(b, ctx, local_sizes, starts)
-        linear = b.add(
-            b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
-            loops[2].index,
-        )
-        state_arg = ir.Constant(ir.IntType(32), number)
-        after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
-        if checked_abi is not None:
-            _check_same_state(b, module, checked_abi, ctx, linear, after, state)
-        b.store(after, state)
-        for loop in reversed(loops):
-            loop.close()
+
+        def emit(number: int = number) -> None:
+            loops = _work_item_loops(b, ctx, local_sizes, starts)
+            linear = b.add(
+                b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
+                loops[2].index,
+            )
+            state_arg = ir.Constant(ir.IntType(32), number)
+            after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
+            if checked_abi is not None:
+                _check_same_state(b, module, checked_abi, ctx, linear, after, state)
+            b.store(after, state)
+            for loop in reversed(loops):
+                loop.close()
+
+        checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
         b.branch(dispatch)
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _emit_wavefront_workgroup_function(
+    module: ir.Module,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    name: str,
+    checked_abi: CpuABI | None = None,
+) -> ir.Function:
+    """Runs a kernel with AMD wavefront operations, keeping a state per work-item.
+
+    Between group barriers, each wavefront (64 consecutive linear ids) runs on its own:
+    its lanes run to their next synchronization point; while some wait at a wavefront
+    operation (a gather state, translate/wavefront.py), the one with the lowest state
+    is released (barriers.py numbers an operation before those it can reach): the mask
+    of the lanes waiting there is stored, the lowest of them computes every one's result,
+    then they run on.
+    When every lane waits at a group barrier or has finished, the group releases the
+    lanes at the highest barrier state (all of them when the kernel is well formed;
+    finished work-items do not take part, as on AMD GPUs, where a wavefront that has
+    ended no longer counts at s_barrier). ``checked_abi``: checked mode, where work-items
+    waiting at different barriers are reported (finished ones are not).
+    """
+    from ...translate import wavefront
+
+    i32 = ir.IntType(32)
+    fn = _workgroup_signature(module, name)
+    launch, local_base = fn.args[1], fn.args[5]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx, kernel_args, local_sizes, starts = _group_prologue(b, fn, kernel, signature)
+    frames = b.gep(
+        local_base, [b.load(_launch_word(b, launch, "frames_offset"), typ=I64)], source_etype=I8
+    )
+    items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
+    plane = b.mul(local_sizes[0], local_sizes[1])
+    wave_size = ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE)
+    finished = ir.Constant(i32, -1)
+
+    def element(offset: int, size: int, index: ir.Value) -> ir.Value:
+        start = b.mul(ir.Constant(I64, offset), items)
+        address = b.add(start, b.mul(index, ir.Constant(I64, size)))
+        return b.gep(frames, [address], source_etype=I8)
+
+    def state_of(index: ir.Value) -> ir.Value:
+        return element(signature.wave_state_offset, 4, index)
+
+    def variable(ty: ir.Type, value: ir.Value, label: str) -> ir.Value:
+        slot = b.alloca(ty, name=label)
+        slot.type = PTR
+        b.store(value, slot)
+        return slot
+
+    released = variable(i32, ir.Constant(i32, 0), "released")
+    select = variable(i32, ir.Constant(i32, 0), "select")
+    pending = variable(i32, ir.Constant(i32, 0), "pending")
+    mask = variable(I64, ir.Constant(I64, 0), "mask")
+    latest = variable(i32, finished, "latest")
+    ids = [variable(I64, ir.Constant(I64, 0), f"id{d}") for d in range(3)]
+    lowest = variable(i32, ir.Constant(i32, 0), "lowest")  # the released gather's leader
+    loop = _Loop(b, items, "init")
+    b.store(ir.Constant(i32, 0), state_of(loop.index))
+    loop.close()
+
+    round_head = fn.append_basic_block("round")
+    done = fn.append_basic_block("done")
+    b.branch(round_head)
+    b.position_at_end(round_head)
+    waves = b.udiv(b.add(items, ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE - 1)), wave_size)
+    wave_loop = _Loop(b, waves, "wave")
+    first = b.mul(wave_loop.index, wave_size)
+    end = b.add(first, wave_size)
+    end = b.select(b.icmp_unsigned("<", end, items), end, items)
+    b.store(b.load(released, typ=i32), select)
+    step_head = fn.append_basic_block("wave.step")
+    wave_done = fn.append_basic_block("wave.done")
+    b.branch(step_head)
+    b.position_at_end(step_head)
+    # Run the lanes at the selected state to their next synchronization point.
+    chosen = b.load(select, typ=i32)
+    gather = wavefront.is_gather_state(b, chosen)
+    leader = b.add(first, b.zext(b.load(lowest, typ=i32), I64))
+    # The first lane's (x, y, z) local id, then counted up lane by lane (no division).
+    b.store(b.urem(first, local_sizes[0]), ids[0])
+    b.store(b.urem(b.udiv(first, local_sizes[0]), local_sizes[1]), ids[1])
+    b.store(b.udiv(first, plane), ids[2])
+    lanes = _Loop(b, b.sub(end, first), "lane")
+    linear = b.add(first, lanes.index)
+    here = state_of(linear)
+    x, y, z = (b.load(slot, typ=I64) for slot in ids)
+    # At a released gather, one lane computes every active lane's result (wavefront.py).
+    runs = b.and_(
+        b.icmp_signed("==", b.load(here, typ=i32), chosen),
+        b.or_(b.not_(gather), b.icmp_unsigned("==", linear, leader)),
+    )
+    with b.if_then(runs):
+        for d, value in enumerate((x, y, z)):
+            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, chosen])
+        b.store(after, here)
+    one = ir.Constant(I64, 1)
+    next_x = b.add(x, one)
+    row_done = b.icmp_unsigned("==", next_x, local_sizes[0])
+    next_y = b.add(y, b.zext(row_done, I64))
+    plane_done = b.icmp_unsigned("==", next_y, local_sizes[1])
+    b.store(b.select(row_done, ir.Constant(I64, 0), next_x), ids[0])
+    b.store(b.select(plane_done, ir.Constant(I64, 0), next_y), ids[1])
+    b.store(b.add(z, b.zext(plane_done, I64)), ids[2])
+    lanes.close()
+    # A gather just released: its lanes now wait at the sync right after it.
+    after_gather = fn.append_basic_block("wave.resume")
+    find = fn.append_basic_block("wave.find")
+    b.cbranch(gather, after_gather, find)
+    b.position_at_end(after_gather)
+    sync = b.add(chosen, ir.Constant(i32, 1))
+    lanes = _Loop(b, b.sub(end, first), "synced")
+    here = state_of(b.add(first, lanes.index))
+    with b.if_then(b.icmp_signed("==", b.load(here, typ=i32), chosen)):
+        b.store(sync, here)
+    lanes.close()
+    b.store(sync, select)
+    b.branch(step_head)
+    # Else the earliest wavefront operation some lane waits at, and who waits there.
+    b.position_at_end(find)
+    b.store(finished, pending)
+    b.store(ir.Constant(I64, 0), mask)
+    scan = _Loop(b, b.sub(end, first), "scan")
+    state = b.load(state_of(b.add(first, scan.index)), typ=i32)
+    with b.if_then(wavefront.is_gather_state(b, state)):
+        current = b.load(pending, typ=i32)
+        better = b.or_(b.icmp_signed("==", current, finished), b.icmp_signed("<", state, current))
+        lane_bit = b.shl(ir.Constant(I64, 1), scan.index)
+        old_mask = b.load(mask, typ=I64)
+        b.store(b.select(better, state, current), pending)
+        new_mask = b.select(
+            better,
+            lane_bit,
+            b.select(b.icmp_signed("==", state, current), b.or_(old_mask, lane_bit), old_mask),
+        )
+        b.store(new_mask, mask)
+    scan.close()
+    waiting = b.load(pending, typ=i32)
+    release = fn.append_basic_block("wave.release")
+    b.cbranch(b.icmp_signed("==", waiting, finished), wave_done, release)
+    b.position_at_end(release)
+    active = b.load(mask, typ=I64)
+    b.store(active, element(signature.wave_mask_offset, 8, first))
+    lowest_lane = module_function(module, "llvm.cttz.i64", I64, [I64, I1])
+    b.store(b.trunc(b.call(lowest_lane, [active, ir.Constant(I1, 1)]), i32), lowest)
+    b.store(waiting, select)
+    b.branch(step_head)
+    b.position_at_end(wave_done)
+    wave_loop.close()
+    # Every lane waits at a group barrier or has finished: release the latest barrier.
+    b.store(finished, latest)
+    scan = _Loop(b, items, "barrier")
+    state = b.load(state_of(scan.index), typ=i32)
+    current = b.load(latest, typ=i32)
+    b.store(b.select(b.icmp_signed(">", state, current), state, current), latest)
+    scan.close()
+    next_state = b.load(latest, typ=i32)
+    if checked_abi is not None:
+        _check_same_barrier(b, module, checked_abi, ctx, items, local_sizes, starts, state_of)
+    b.store(next_state, released)
+    b.cbranch(b.icmp_signed("==", next_state, finished), done, round_head)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_of) -> None:
+    """Checked mode, wavefront kernels: while the group's first work-item waits at a
+    barrier, every work-item that has not finished must wait at the same one."""
+    from ...translate import checks
+
+    i32 = ir.IntType(32)
+    first = b.load(state_of(ir.Constant(I64, 0)), typ=i32)
+    scan = _Loop(b, items, "check")
+    state = b.load(state_of(scan.index), typ=i32)
+    waiting = b.and_(
+        b.icmp_signed(">=", first, ir.Constant(i32, 0)),
+        b.icmp_signed(">=", state, ir.Constant(i32, 0)),
+    )
+    with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
+        # The report names the work-item by the ids in the context: set them.
+        x = b.urem(scan.index, local_sizes[0])
+        y = b.urem(b.udiv(scan.index, local_sizes[0]), local_sizes[1])
+        z = b.udiv(scan.index, b.mul(local_sizes[0], local_sizes[1]))
+        for d, value in enumerate((x, y, z)):
+            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values[1] = b.sext(state, I64)  # which: this item's state
+        values[2] = b.sext(first, I64)  # offset: the first item's
+        b.call(checks.fail_function(module, abi), [abi.check_table(b, [ctx]), *values, ctx])
+    scan.close()
 
 
 def _check_same_state(b, module, abi, ctx, linear, after, state) -> None:

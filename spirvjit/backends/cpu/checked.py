@@ -62,8 +62,12 @@ class CheckedCpuKernel(CpuKernel):
                 table[word + 1] = value.nbytes
                 items[spec.index] = max(1, spec.element_bits * spec.lanes // 8)
         record = LaunchRecord.from_buffer_copy(plan.record)
-        record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
-        arena_bytes = record.frames_offset + sig.frame_bytes * plan.group_items
+        record.frames_offset = _aligned(local_bytes)
+        # After the frames: the shadow of the group's local memory, one byte per byte
+        # (reads of __local memory never written in the group, translate/checks.py).
+        shadow = _aligned(record.frames_offset + sig.frame_bytes * plan.group_items)
+        arena_bytes = shadow + local_bytes
+        table[checks.W_SHADOW] = shadow  # from a local address to its shadow byte
         table[checks.W_ABORT] = ctypes.addressof(record) + LaunchRecord.abort.offset
         table[checks.W_NARGS] = len(sig.args)
         table[checks.W_LOCAL_BYTES] = local_bytes
@@ -99,6 +103,12 @@ class CheckedCpuKernel(CpuKernel):
         extent = int(table[checks.R_EXTENT])
         access = f"{'write' if table[checks.R_STORE] else 'read'} of {size} bytes"
         where = self._location(table)
+        if kind in (
+            checks.KIND_UNSET_ARGUMENT,
+            checks.KIND_UNSET_VARIABLE,
+            checks.KIND_UNSET_LOCAL,
+        ):
+            return self._unset(kind, which, offset, size, who, items, where)
         if kind == checks.KIND_ARGUMENT:
             spec = self.signature.args[which]
             name = f"argument {which}" + ("" if spec.name.startswith("#") else f" '{spec.name}'")
@@ -125,6 +135,22 @@ class CheckedCpuKernel(CpuKernel):
             f"is inside no array passed to the kernel{self._nearest(address, args)}{where}"
         )
 
+    def _unset(self, kind, which, offset, size, who, items, where) -> str:
+        """A read of __local memory that no work-item of the group had written."""
+        head = f"read of __local memory never written in this work-group: {size} bytes by {who}: "
+        if kind == checks.KIND_UNSET_ARGUMENT:
+            spec = self.signature.args[which]
+            name = f"argument {which}" + ("" if spec.name.startswith("#") else f" '{spec.name}'")
+            item = items[which]
+            return f"{head}{name}, element index {offset // item} (byte offset {offset}){where}"
+        if kind == checks.KIND_UNSET_VARIABLE:
+            name = f"__local variable '{self._module.name_of(which)}'"
+            return (
+                f"{head}{name}, element index {offset // size} (byte offset {offset}, "
+                f"{size}-byte elements){where}"
+            )
+        return f"{head}the group's local memory at byte offset {offset}{where}"
+
     def _nearest(self, address: int, args: Sequence) -> str:
         best = None
         for spec, value in zip(self.signature.args, args, strict=False):
@@ -148,6 +174,10 @@ class CheckedCpuKernel(CpuKernel):
             return " (no line information: compile with -g for file:line:column)"
         file = file_name(self._module, int(table[checks.R_FILE]))
         return f", at {file}:{line}:{int(table[checks.R_COLUMN])}"
+
+
+def _aligned(offset: int) -> int:
+    return (offset + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
 
 
 def _state(state: int) -> str:

@@ -212,6 +212,8 @@ def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
     return target_machine(target).emit_assembly(module)
 
 
+# Held while linking: one JIT library at a time is created, named and counted. Dropping
+# a tracker (which unloads its library) takes no lock: ORC's session is thread-safe.
 _jit_lock = threading.Lock()
 
 
@@ -234,10 +236,67 @@ def _load_runtime_library(name: str, soname: str) -> None:
 
 
 @functools.cache
-def _lljit(target: Target) -> llvm.LLJIT:
+def _runtime_libraries() -> None:
     for name, soname in _RUNTIME_LIBRARIES:
         _load_runtime_library(name, soname)
+
+
+def _new_lljit(target: Target) -> llvm.LLJIT:
+    _runtime_libraries()
     return llvm.create_lljit_compiler(target_machine(target))
+
+
+@functools.cache
+def _lljit(target: Target) -> llvm.LLJIT:
+    """The LLJIT for code that stays loaded as long as the process (the crash handler):
+    it is never retired, so nothing else is linked into it."""
+    return _new_lljit(target)
+
+
+# Memory: ORC cannot remove a JIT library from its session. Dropping a library's tracker
+# frees its code and data, but its JITDylib stays (~9 KiB each, with its symbol names)
+# until the LLJIT itself is destroyed. So libraries go into *generations*: one LLJIT
+# takes this many libraries, then new ones go into a fresh LLJIT, and a retired one is
+# destroyed with its JITDylibs once nothing refers to it any more. llvmlite makes that
+# safe: every tracker holds a shared_ptr to its LLJIT, so the LLJIT outlives the last
+# library loaded into it however the Python objects are dropped, and ``Generation``
+# only keeps the Python handle that links more libraries. An LLJIT costs ~150 KiB and
+# ~0.7 ms to create and destroy; 64 libraries keep at most ~0.6 MiB of dead entries per
+# live generation (tests/unit/test_jit_memory.py measures both).
+LIBRARIES_PER_GENERATION = 64
+
+
+class Generation:
+    """One LLJIT and how many libraries have been linked into it."""
+
+    def __init__(self, target: Target) -> None:
+        self.jit = _new_lljit(target)
+        self.libraries = 0
+
+    def link(self, builder: llvm.JITLibraryBuilder, stem: str):
+        """Links ``builder`` as a new library; the caller holds ``_jit_lock``. Returns
+        the library's tracker (the library stays loaded while it is referenced)."""
+        self.libraries += 1  # a failed link leaves its JITDylib too
+        return builder.link(self.jit, unique_library_name(stem))
+
+
+_generations: dict[Target, Generation] = {}  # the generation new libraries go into
+
+
+def _current_generation(target: Target) -> Generation:
+    """The generation that takes the next library for ``target`` (under ``_jit_lock``)."""
+    found = _generations.get(target)
+    if found is None or found.libraries >= LIBRARIES_PER_GENERATION:
+        # The retired one lives on in the trackers and DataLibraries that refer to it.
+        found = _generations[target] = Generation(target)
+    return found
+
+
+def link(builder: llvm.JITLibraryBuilder, target: Target, stem: str):
+    """Links ``builder`` as a new JIT library named after ``stem``; returns its tracker,
+    which keeps the library loaded (and its exported addresses valid) while referenced."""
+    with _jit_lock:
+        return _current_generation(target).link(builder, stem)
 
 
 _library_ids = itertools.count()
@@ -248,43 +307,63 @@ def unique_library_name(stem: str) -> str:
     return f"{stem}.{next(_library_ids)}"
 
 
-class LoadedCode:
-    """Object code linked into this process; keeps the JIT library alive."""
+class DataLibrary:
+    """A program's writable program-scope variables, linked as one JIT library that the
+    program's kernels link against by name: they go into the same generation."""
 
-    def __init__(self, tracker, address: int):
+    def __init__(self, tracker, name: str, generation: Generation) -> None:
         self._tracker = tracker
+        self.name = name
+        self.generation = generation
+
+    def __getitem__(self, symbol: str) -> int:
+        """The address of the exported variable ``symbol``."""
+        return self._tracker[symbol]
+
+
+class LoadedCode:
+    """Object code linked into this process; keeps the JIT library alive, and the
+    program's data library that the code refers to."""
+
+    def __init__(self, tracker, address: int, data: DataLibrary | None = None):
+        self._tracker = tracker
+        self._data = data
         self.address = address
 
 
-def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> tuple[object, str]:
-    """Links the program's data object; returns its tracker and the library's name."""
+def load_data(target: Target, name: str, obj: bytes, symbols: list[str]) -> DataLibrary:
+    """Links the program's data object and exports ``symbols``."""
+    builder = llvm.JITLibraryBuilder().add_object_img(obj)
+    for symbol in symbols:
+        builder.export_symbol(symbol)
     with _jit_lock:
-        builder = llvm.JITLibraryBuilder().add_object_img(obj)
-        for symbol in symbols:
-            builder.export_symbol(symbol)
-        library = unique_library_name(name)
-        return builder.link(_lljit(target), library), library
+        generation = _current_generation(target)
+        tracker = generation.link(builder, name)
+    return DataLibrary(tracker, tracker.name, generation)
 
 
 def load_kernel(
-    target: Target, name: str, obj: bytes, symbol: str, data_library: str | None
+    target: Target, name: str, obj: bytes, symbol: str, data: DataLibrary | None
 ) -> LoadedCode:
     """Links one kernel's object as JIT library ``name`` and returns its runner's address.
 
-    Raises NativeCodeRefused when the object is not the kernel (``objcheck``: it must
-    define ``symbol`` and nothing else) or LLVM cannot link it.
+    ``data``: the program's data library, if it has one; the kernel goes into its
+    generation. Raises NativeCodeRefused when the object is not the kernel
+    (``objcheck``: it must define ``symbol`` and nothing else) or LLVM cannot link it.
     """
     why = objcheck.problem(obj, symbol, target.triple)
     if why is not None:
         raise objcheck.NativeCodeRefused(f"object code of {symbol} refused: {why}")
+    builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+    if data is not None:
+        builder.add_jit_library(data.name)
+    builder.export_symbol(symbol)
     with _jit_lock:
-        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        if data_library:
-            builder.add_jit_library(data_library)
+        generation = data.generation if data is not None else _current_generation(target)
         try:
-            tracker = builder.export_symbol(symbol).link(_lljit(target), unique_library_name(name))
+            tracker = generation.link(builder, name)
         except RuntimeError as exc:
             raise objcheck.NativeCodeRefused(
                 f"object code of {symbol} does not link: {exc}"
             ) from None
-        return LoadedCode(tracker, tracker[symbol])
+    return LoadedCode(tracker, tracker[symbol], data)

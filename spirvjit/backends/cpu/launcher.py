@@ -81,7 +81,11 @@ class ThreadPool:
 
     def _work(self, tasks: queue.SimpleQueue) -> None:
         while True:
-            runner, args, launch, arena_bytes = tasks.get()
+            task = tasks.get()
+            if isinstance(task, queue.SimpleQueue):  # a fence (_quiesce): all before it ran
+                task.put(None)
+                continue
+            runner, args, launch, arena_bytes = task
             try:
                 runner(args, launch, self._arena.get(arena_bytes))
             finally:
@@ -107,9 +111,7 @@ class ThreadPool:
         with self._lock:
             count = min(threads, self.threads)
             if abort is not None and threading.current_thread() is threading.main_thread():
-                for i in range(count):
-                    self._tasks[i].put(task)
-                self._wait_interruptibly(count, abort)
+                self._run_interruptibly(task, count, abort)
                 return
             for i in range(count - 1):
                 self._tasks[i].put(task)
@@ -119,8 +121,17 @@ class ThreadPool:
                 for _ in range(count - 1):
                     self._done.get()
 
-    def _wait_interruptibly(self, pending: int, abort: ctypes.c_int64) -> None:
+    def _run_interruptibly(self, task: tuple, count: int, abort: ctypes.c_int64) -> None:
+        # KeyboardInterrupt can be raised at any point from the first task handed out on,
+        # also between two statements (a call's return checks for signals): then set the
+        # abort flag and wait until the workers have finished whatever they were given.
+        # Before, a Ctrl-C that arrived while the tasks were being handed out (the main
+        # thread preempted there by the workers it woke) escaped without either: the
+        # launch ran on, and the process crashed at exit when Python freed its arrays.
         try:
+            for i in range(count):
+                self._tasks[i].put(task)
+            pending = count
             while pending:
                 try:
                     self._done.get(timeout=self.SIGNAL_POLL_SECONDS)
@@ -129,10 +140,27 @@ class ThreadPool:
                     continue
         except BaseException:
             abort.value = 1  # the runners stop claiming groups
-            while pending:
-                self._done.get()
-                pending -= 1
+            self._quiesce(count)
             raise
+
+    def _quiesce(self, count: int) -> None:
+        """Waits until workers 0..count-1 have finished every task given to them (a fence
+        after them in each queue), then drops their completion notices: nothing of the
+        launch runs afterwards. A second Ctrl-C does not cut the wait short (the first
+        one's KeyboardInterrupt is raised)."""
+        acks: queue.SimpleQueue = queue.SimpleQueue()
+        for i in range(count):
+            self._tasks[i].put(acks)
+        waiting = count
+        while waiting:
+            with contextlib.suppress(KeyboardInterrupt):
+                acks.get()
+                waiting -= 1
+        while True:
+            try:
+                self._done.get_nowait()
+            except queue.Empty:
+                break
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,12 +211,9 @@ def trial_load(obj: bytes, prefix: str, triple: str) -> str | None:
     for name in found.undefined:
         if data.fullmatch(name):
             builder.import_symbol(name, ctypes.addressof(_placeholder))
-    with codegen._jit_lock:
-        try:
-            tracker = builder.export_symbol(found.defined[0]).link(
-                codegen._lljit(host), codegen.unique_library_name("verify")
-            )
-        except RuntimeError as exc:
-            return f"does not link: {exc}"
+    try:
+        tracker = codegen.link(builder.export_symbol(found.defined[0]), host, "verify")
+    except RuntimeError as exc:
+        return f"does not link: {exc}"
     del tracker  # unloads it
     return None

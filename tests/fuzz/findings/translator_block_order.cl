@@ -1,7 +1,10 @@
 // llvm-spirv-15 writes the blocks of a function out of dominance order: spirv-val and
 // spirvjit's reader reject the module ('id %N is used before its definition').
-// Reduced (line by line, not minimal) from difftest programs; not meant to run, only to compile:
-// spirvjit.compile_opencl(src, ['-cl-std=CL3.0', '-w'], producer="translator").
+// Reduced (line by line, not minimal) from difftest programs, then made well defined to run
+// (h and lm initialised): spirvjit.compile_opencl(src, ['-cl-std=CL3.0', '-w'],
+// producer="translator"), kernel k5 with local size 8; `in` holds 256 words.
+// FIXED: the translator producer puts each function's blocks in a dominance order
+// (spirvjit/frontend/translator_fixups.py); test: tests/kernels/test_translator_repairs.py.
 static ulong hmix(ulong h, ulong v) { return (h ^ v) * 0x100000001b3UL + (h >> 29); }
 static uint fbits(float x) { return isnan(x) ? 0x7fc00000U : as_uint(x); }
 static ulong dbits(double x) { return isnan(x) ? 0x7ff8000000000000UL : as_ulong(x); }
@@ -54,7 +57,8 @@ void k5(__global ulong *out, __global const uint *in, __global uint *gat)
 {
     const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);
     __local uchar lm[8];
-    ulong h;
+    ulong h = 0x9e3779b97f4a7c15UL;
+    lm[lid] = (uchar)(in[lid] * 7U);
     { /* segment 0 */
         for (int i43 = 0; i43 < 1; i43++) {
             barrier(CLK_LOCAL_MEM_FENCE);

@@ -1,0 +1,1374 @@
+"""Whole-function vectorization (WFV): W work-items per SIMD instruction.
+
+LLVM's loop vectorizer widens the work-group function's x loop only when the kernel body
+is simple enough for it; it gives up on data-dependent inner loops (Mandelbrot), and an
+inner accumulation loop (gemm) stays one scalar FMA per work-item per step. This module
+instead clones the translated kernel body into a function that runs W consecutive x
+work-items at once (``<kernel>.wfv``, same parameters): the work-group function (abi.py)
+calls it for the full W-chunks of the x range and the scalar body for the rest.
+
+* **Uniformity.** The x local and global ids are *varying* (``splat(id) + <0..W-1>``);
+  kernel arguments, constants, the other ids, sizes and group ids are *uniform* and stay
+  scalar; an instruction is varying when an operand is, a phi when lanes may reach it
+  along different edges, a value used after a loop whose lanes leave at different
+  iterations. Masks have three kinds: FULL (every lane: the entry, and blocks outside
+  loops that post-dominate it), UNIFORM (all lanes or none: a scalar i1) and VARYING (a
+  vector of i1).
+* **Control flow** is linearized: blocks run in a topological order in which each loop's
+  blocks are contiguous, each under its mask (a UNIFORM or VARYING block is skipped when
+  no lane is in it). Phis become selects on the incoming edges' masks. A loop whose exits
+  are uniform keeps its scalar loop test; a divergent one loops while any lane is active,
+  with a per-lane active mask, and captures each lane's exit edge and live-out values in
+  the iteration it leaves.
+* **Memory.** A varying address whose stride analysis says "consecutive" is checked at run
+  time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
+  vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
+  never touched). A uniform address is a scalar load (a store of a varying value to it is
+  a scatter: the last active lane wins, as in the scalar order).
+* **Calls.** Element-wise LLVM intrinsics become their vector forms; libm functions with a
+  glibc libmvec variant of W lanes call it, other pure libm calls run lane by lane.
+* **Declines** (the scalar work-item loop stays): barriers (the step-function regions are
+  not vectorized yet), atomics and fences, private arrays (``alloca``), calls to
+  anything else (printf, helpers), varying vector/struct values, irreducible control
+  flow. The reason is logged (``SPIRVJIT_DEBUG``) and put in the IR (``spirvjit dis``).
+
+Results: integer results are bit-exact (same operations per lane; masked-off lanes never
+store, load, divide or branch); floating-point results are identical except where a
+libmvec variant replaces libm (the loop vectorizer already does the same on the scalar
+path). ``SPIRVJIT_WFV=0`` turns the vectorizer off; by default it takes kernels with loops
+(see ``mode``), ``SPIRVJIT_WFV=all`` every kernel it can.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ...translate.mathlib import LIBMVEC
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+
+FULL, UNIFORM, VARYING = 0, 1, 2
+
+# The work-item context slots (abi._QUERY_BASE): x global id, x local id, main-range flag.
+_GLOBAL_ID_X, _LOCAL_ID_X, _MAIN_RANGE = 0, 3, 25
+
+_BINARY = {
+    "add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr",
+    "udiv", "sdiv", "urem", "srem", "fadd", "fsub", "fmul", "fdiv", "frem",
+}  # fmt: skip
+_DIVISIONS = {"udiv", "sdiv", "urem", "srem"}
+_CASTS = {
+    "trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp",
+    "ptrtoint", "inttoptr", "bitcast", "addrspacecast",
+}  # fmt: skip
+# Element-wise intrinsics (every argument and the result widen) and those with one
+# immediate argument that stays scalar (position).
+_ELEMENTWISE = {
+    "fma", "fmuladd", "fabs", "sqrt", "floor", "ceil", "trunc", "rint", "nearbyint",
+    "round", "roundeven", "copysign", "minnum", "maxnum", "minimum", "maximum", "exp",
+    "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow", "canonicalize",
+    "smin", "smax", "umin", "umax", "ctpop", "bitreverse", "bswap", "fshl", "fshr",
+    "sadd.sat", "uadd.sat", "ssub.sat", "usub.sat",
+}  # fmt: skip
+_IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
+_PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
+
+
+def mode() -> str:
+    """``SPIRVJIT_WFV``: "off" (0/off/false/no), "all" (every kernel it can), else "loops"
+    (the default: kernels with loops; a loop-free kernel's work-item loop is left to
+    LLVM's loop vectorizer, which widens it as well and, on the streaming kernels measured
+    (stencils, guarded saxpy), runs faster: it interleaves and proves addresses
+    consecutive without run-time checks)."""
+    value = os.environ.get("SPIRVJIT_WFV", "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return "off"
+    return "all" if value == "all" else "loops"
+
+
+def enabled() -> bool:
+    """Whether whole-function vectorization is on (``SPIRVJIT_WFV`` is not 0/off)."""
+    return mode() != "off"
+
+
+def width_for(features: str) -> int:
+    """W: 32-bit lanes in the target's widest vector register."""
+    flags = set(features.split(","))
+    if "+avx512f" in flags:
+        return 16
+    if "+avx2" in flags or "+avx" in flags:
+        return 8
+    return 4
+
+
+class Declined(Exception):
+    """The kernel cannot be vectorized (yet); the message says why."""
+
+
+@functools.cache
+def _target_data(layout: str) -> llvm.TargetData:
+    return llvm.create_target_data(layout)
+
+
+def vectorize(
+    kernel: ir.Function, width: int, features: str, main_range: bool, data_layout: str
+) -> ir.Function:
+    """The W-wide clone of ``kernel`` (``<name>.wfv``), or raises Declined.
+
+    ``main_range``: the clone runs only where the guard split's flag is set (guards.py),
+    so the flag reads as 1."""
+    vectorizer = _Vectorizer(kernel, width, features, main_range, _target_data(data_layout))
+    try:
+        return vectorizer.run()
+    except Exception as exc:
+        # A decline found while emitting: drop the half-built clone from the module. Any
+        # other error is a vectorizer bug: the kernel still runs, as the scalar loop.
+        fn = getattr(vectorizer, "fn", None)
+        if fn is not None:
+            kernel.module.globals.pop(fn.name, None)
+        if isinstance(exc, Declined):
+            raise
+        raise Declined(f"vectorizer error (a spirvjit bug): {type(exc).__name__}: {exc}") from exc
+
+
+def _successors(block: ir.Block) -> list[ir.Block]:
+    term = block.terminator
+    if isinstance(term, ir.ConditionalBranch):
+        return [term.operands[1], term.operands[2]]
+    if isinstance(term, ir.Branch):
+        return [term.operands[0]]
+    if isinstance(term, ir.SwitchInstr):
+        return [term.default] + [target for _, target in term.cases]
+    if isinstance(term, ir.Ret | ir.Unreachable):
+        return []
+    raise Declined(f"terminator {term.opname if term is not None else 'missing'}")
+
+
+def _dominators(nodes: list, entry, preds) -> dict:
+    """Iterative dominator sets (kernels are small)."""
+    everything = set(nodes)
+    dom = {n: set(everything) for n in nodes}
+    dom[entry] = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            if n is entry:
+                continue
+            incoming = [dom[p] for p in preds[n] if p in dom]
+            new = set.intersection(*incoming) if incoming else set()
+            new = new | {n}
+            if new != dom[n]:
+                dom[n], changed = new, True
+    return dom
+
+
+class _Loop:
+    def __init__(self, header: ir.Block, body: set, latches: list):
+        self.header = header
+        self.body = body
+        self.latches = latches
+        self.parent: _Loop | None = None
+        self.divergent = False
+        self.exits: list[tuple[ir.Block, ir.Block]] = []
+
+
+class _Vectorizer:
+    def __init__(self, kernel, width, features, main_range, td):
+        self.kernel = kernel
+        self.W = width
+        self.features = set(features.split(","))
+        self.main_range = main_range
+        self.td = td
+        self.ctx = kernel.args[-1]
+        self.module = kernel.module
+
+    # ----- analysis ----------------------------------------------------------------
+
+    def run(self) -> ir.Function:
+        self._cfg()
+        self._aliases()
+        self._check_instructions()
+        self._loops()
+        if not self.loops and mode() != "all":
+            raise Declined("no loops: LLVM's loop vectorizer widens the work-item loop")
+        self._uniformity()
+        self._needed()
+        self._strides()
+        self._inductions()
+        return self._emit()
+
+    def _cfg(self) -> None:
+        entry = self.kernel.blocks[0]
+        succ = {}
+        order, seen, stack = [], {entry}, [(entry, iter(_successors(entry)))]
+        succ[entry] = _successors(entry)
+        on_stack = {entry}
+        self.retreating = []
+        while stack:
+            block, it = stack[-1]
+            for s in it:
+                if s in on_stack:
+                    self.retreating.append((block, s))
+                if s not in seen:
+                    seen.add(s)
+                    succ[s] = _successors(s)
+                    stack.append((s, iter(succ[s])))
+                    on_stack.add(s)
+                    break
+            else:
+                stack.pop()
+                on_stack.discard(block)
+                order.append(block)
+        self.rpo = order[::-1]
+        self.reachable = set(self.rpo)
+        self.succ = succ
+        self.preds = {b: [] for b in self.rpo}
+        for b in self.rpo:
+            for s in dict.fromkeys(succ[b]):
+                self.preds[s].append(b)
+        self.entry = entry
+        self.dom = _dominators(self.rpo, entry, self.preds)
+        for src, dst in self.retreating:
+            if dst not in self.dom[src]:
+                raise Declined("irreducible control flow")
+        # Post-dominance of the entry: blocks every lane passes exactly once (outside loops).
+        exit_node = "exit"
+        nodes = [exit_node] + self.rpo[::-1]
+        rpreds = {n: [] for n in nodes}
+        for b in self.rpo:
+            targets = succ[b] or [exit_node]
+            for s in targets:
+                rpreds[b].append(s)
+        pdom = _dominators(nodes, exit_node, rpreds)
+        self.postdominates_entry = {b for b in self.rpo if b in pdom[entry]}
+
+    def _resolve(self, value):
+        """``value`` after the look-throughs of ``_aliases``."""
+        while value in self.alias:
+            value = self.alias[value]
+        return value
+
+    def _aliases(self) -> None:
+        """extractelement(insertelement chain, k) -> the inserted scalar (the translator
+        builds id vectors that way); select on a constant; the main-range flag."""
+        self.alias = {}
+        self.constant_flag = set()
+        for block in self.rpo:
+            for inst in block.instructions:
+                if inst.opname == "extractelement":
+                    vector, index = inst.operands
+                    if not isinstance(index, ir.Constant):
+                        continue
+                    while isinstance(vector, ir.InsertElement):
+                        at = vector.operands[2]
+                        if isinstance(at, ir.Constant) and at.constant == index.constant:
+                            self.alias[inst] = vector.operands[1]
+                            break
+                        if not isinstance(at, ir.Constant):
+                            break
+                        vector = vector.operands[0]
+                elif (
+                    inst.opname == "load"
+                    and self.main_range
+                    and self._ctx_slot(inst) == (_MAIN_RANGE)
+                ):
+                    self.alias[inst] = ir.Constant(I64, 1)
+                elif isinstance(inst, ir.ICMPInstr) and inst.op in ("!=", "ne"):
+                    a, c = (self._resolve(op) for op in inst.operands)
+                    if _int_constants(a, c):
+                        self.alias[inst] = ir.Constant(I1, int(a.constant != c.constant))
+                elif inst.opname in _FOLDABLE and isinstance(inst.type, ir.IntType):
+                    a, c = (self._resolve(op) for op in inst.operands)
+                    if _int_constants(a, c):
+                        folded = _fold(inst.opname, a.constant, c.constant, inst.type.width)
+                        if folded is not None:
+                            self.alias[inst] = ir.Constant(inst.type, folded)
+                elif isinstance(inst, ir.SelectInstr):
+                    cond = self._resolve(inst.operands[0])
+                    if isinstance(cond, ir.Constant) and isinstance(cond.constant, int):
+                        self.alias[inst] = inst.operands[1] if cond.constant else inst.operands[2]
+
+    def _ctx_slot(self, load) -> int | None:
+        """The context slot a load reads (None: not a constant context slot)."""
+        pointer = load.operands[0]
+        if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
+            return None
+        indices = pointer.indices
+        if len(indices) != 3 or not all(isinstance(i, ir.Constant) for i in indices):
+            return None
+        if indices[0].constant != 0 or indices[1].constant != 0:
+            return None
+        return indices[2].constant
+
+    def _reads_varying_slot(self, inst) -> bool:
+        """A load of the x global or local id (or of a context slot not known)."""
+        if not isinstance(inst, ir.LoadInstr):
+            return False
+        pointer = inst.operands[0]
+        if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
+            return False
+        return self._ctx_slot(inst) in (_GLOBAL_ID_X, _LOCAL_ID_X, None)
+
+    def _check_instructions(self) -> None:
+        for block in self.rpo:
+            for inst in block.instructions:
+                name = inst.opname
+                if isinstance(inst, ir.AllocaInstr):
+                    raise Declined("private variables (alloca)")
+                if isinstance(
+                    inst, ir.CmpXchg | ir.Fence | ir.LoadAtomicInstr | ir.StoreAtomicInstr
+                ):
+                    raise Declined(f"atomic operation ({name})")
+                if isinstance(inst, ir.CallInstr):
+                    self._call_kind(inst)  # raises for what cannot be vectorized
+                elif not (
+                    name in _BINARY
+                    or name in _CASTS
+                    or name
+                    in ("fneg", "icmp", "fcmp", "select", "phi", "getelementptr", "load", "store")
+                    or name in ("extractelement", "insertelement", "shufflevector")
+                    or name in ("extractvalue", "insertvalue")
+                    or isinstance(inst, ir.Terminator | ir.AtomicRMW)
+                ):
+                    raise Declined(f"instruction {name}")
+                for op in inst.operands:
+                    if op is self.ctx and not isinstance(inst, ir.GEPInstr):
+                        raise Declined("the work-item context escapes")
+                if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
+                    indices = [getattr(i, "constant", None) for i in inst.indices]
+                    if len(indices) != 3 or None in indices:
+                        # get_global_id(d) with d known only at run time: the context
+                        # holds the first lane's ids only.
+                        raise Declined("a work-item query with a run-time dimension")
+                    if indices[:2] != [0, 0]:
+                        # The group's local memory: its atomics are plain loads and stores
+                        # on the CPU (one thread runs the group's work-items in turn).
+                        raise Declined("local memory")
+
+    def _call_kind(self, call) -> tuple[str, object]:
+        callee = call.callee
+        name = getattr(callee, "name", "")
+        if not isinstance(callee, ir.Function) or callee.blocks:
+            raise Declined(f"call to {name or 'a function pointer'}")
+        if name.startswith("llvm."):
+            base = name[5:].split(".")
+            # Drop the type suffixes (f32, v4i32, p0, ...).
+            while len(base) > 1 and _is_type_suffix(base[-1]):
+                base.pop()
+            base = ".".join(base)
+            if base in _ELEMENTWISE:
+                return "elementwise", base
+            if base in _IMMEDIATE:
+                return "immediate", base
+            if base in _PURE_INTRINSICS:
+                return "uniform", base
+            raise Declined(f"call to {name}")
+        stem = name[:-1] if name.endswith("f") and name[:-1] in LIBMVEC else name
+        attrs = callee.attributes
+        if stem in LIBMVEC or (
+            "readnone" in attrs and isinstance(callee.function_type.return_type, ir.FloatType)
+        ):
+            return "libm", stem
+        if "readnone" in attrs and name in _OTHER_LIBM:
+            return "libm", name
+        raise Declined(f"call to {name}")
+
+    def _loops(self) -> None:
+        headers: dict = {}
+        for src in self.rpo:
+            for dst in self.succ[src]:
+                if dst in self.dom[src]:  # back edge
+                    headers.setdefault(dst, []).append(src)
+        loops = []
+        for header, latches in headers.items():
+            body = {header}
+            work = [s for s in latches if s is not header]
+            body.update(work)
+            while work:
+                b = work.pop()
+                for p in self.preds[b]:
+                    if p not in body:
+                        body.add(p)
+                        work.append(p)
+            loops.append(_Loop(header, body, list(dict.fromkeys(latches))))
+        loops.sort(key=lambda lp: len(lp.body))
+        for i, loop in enumerate(loops):
+            for outer in loops[i + 1 :]:
+                if loop.header in outer.body and outer is not loop:
+                    loop.parent = outer
+                    break
+            loop.exits = [
+                (b, s)
+                for b in self.rpo
+                if b in loop.body
+                for s in self.succ[b]
+                if s not in loop.body
+            ]
+        self.loops = loops
+        self.loop_of = {}
+        for loop in reversed(loops):  # outermost first; inner loops overwrite
+            for b in loop.body:
+                self.loop_of[b] = loop
+        self.header_loop = {loop.header: loop for loop in loops}
+
+    def _loops_of(self, block) -> list:
+        out, loop = [], self.loop_of.get(block)
+        while loop is not None:
+            out.append(loop)
+            loop = loop.parent
+        return out
+
+    def _defined_block(self, value):
+        return value.parent if isinstance(value, ir.Instruction) else None
+
+    def _uniformity(self) -> None:
+        varying: set = set()
+        full_blocks = {b for b in self.postdominates_entry if b not in self.loop_of}
+        full_blocks.add(self.entry)
+
+        def edge_kind(src, dst):
+            k = kind[src]
+            if k == VARYING:
+                return VARYING
+            term = src.terminator
+            if isinstance(term, ir.ConditionalBranch) and term.operands[1] is not term.operands[2]:
+                cond = self._resolve(term.operands[0])
+                if isinstance(cond, ir.Constant):
+                    return k
+                return VARYING if cond in varying else UNIFORM
+            if isinstance(term, ir.SwitchInstr):
+                return VARYING if self._resolve(term.value) in varying else UNIFORM
+            return k
+
+        def operand_varying(op, use_block) -> bool:
+            op = self._resolve(op)
+            if op in varying:
+                return True
+            d = self._defined_block(op)
+            if d is None or d not in self.reachable:
+                return False
+            inner = set(map(id, self._loops_of(use_block)))
+            return any(lp.divergent and id(lp) not in inner for lp in self._loops_of(d))
+
+        kind = dict.fromkeys(self.rpo, FULL)
+        changed = True
+        while changed:
+            changed = False
+            for b in self.rpo:
+                loop = self.header_loop.get(b)
+                if b in full_blocks:
+                    new = FULL
+                elif loop is not None and loop.divergent:
+                    new = VARYING
+                else:
+                    incoming = [
+                        edge_kind(p, b) for p in self.preds[b] if loop is None or p not in loop.body
+                    ]
+                    new = (
+                        VARYING
+                        if VARYING in incoming
+                        else (FULL if incoming == [FULL] else UNIFORM)
+                    )
+                if new > kind[b]:
+                    kind[b], changed = new, True
+                for inst in b.instructions:
+                    if inst in varying:
+                        continue
+                    is_var = False
+                    if isinstance(inst, ir.AtomicRMW) or self._reads_varying_slot(inst):
+                        # An atomic runs once per lane (lane by lane): its result varies.
+                        is_var = True
+                    elif isinstance(inst, ir.PhiInstr):
+                        for value, pred in inst.incomings:
+                            if pred not in self.reachable:
+                                continue
+                            if edge_kind(pred, b) == VARYING or operand_varying(value, b):
+                                is_var = True
+                                break
+                    elif not isinstance(inst, ir.Terminator):
+                        is_var = any(operand_varying(op, b) for op in inst.operands)
+                    if is_var:
+                        varying.add(inst)
+                        changed = True
+            for loop in self.loops:
+                if loop.divergent:
+                    continue
+                out = [edge_kind(b, s) for b, s in loop.exits]
+                back = [edge_kind(latch, loop.header) for latch in loop.latches]
+                if VARYING in out or VARYING in back:
+                    loop.divergent = True
+                    changed = True
+        self.varying = varying
+        self.kind = kind
+        self.edge_kind = edge_kind
+
+    def _needed(self) -> None:
+        """Instructions whose results are used by stores, calls with effects or control
+        flow (after look-throughs); the rest are not emitted."""
+        needed: set = set()
+        work = []
+        for block in self.rpo:
+            for inst in block.instructions:
+                if isinstance(inst, ir.StoreInstr | ir.Terminator | ir.AtomicRMW) or (
+                    isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] == "uniform"
+                ):
+                    work.append(inst)
+        while work:
+            inst = work.pop()
+            if inst in needed:
+                continue
+            needed.add(inst)
+            ops = (
+                [v for v, _ in inst.incomings]
+                if isinstance(inst, ir.PhiInstr)
+                else list(inst.operands)
+            )
+            for op in ops:
+                op = self._resolve(op)
+                if isinstance(op, ir.Instruction) and op not in needed:
+                    work.append(op)
+        self.needed = needed
+        for inst in needed:
+            if (
+                inst in self.varying
+                and not isinstance(inst.type, ir.VoidType)
+                and not _scalar_type(inst.type)
+            ):
+                raise Declined(f"varying value of type {inst.type} ({inst.opname})")
+        # Live-outs of divergent loops: values defined in the loop used outside it.
+        self.liveouts = {id(loop): [] for loop in self.loops}
+        for inst in needed:
+            if isinstance(inst, ir.PhiInstr):
+                uses = [(v, inst.parent) for v, p in inst.incomings if p in self.reachable]
+            else:
+                uses = [(op, inst.parent) for op in inst.operands]
+            for op, use_block in uses:
+                op = self._resolve(op)
+                d = self._defined_block(op)
+                if d is None or d not in self.reachable:
+                    continue
+                inner = set(map(id, self._loops_of(use_block)))
+                for loop in self._loops_of(d):
+                    if (
+                        loop.divergent
+                        and id(loop) not in inner
+                        and op not in self.liveouts[id(loop)]
+                    ):
+                        self.liveouts[id(loop)].append(op)
+
+    def _strides(self) -> None:
+        """Per varying integer/pointer value: its change from one lane to the next (in
+        units of the value; bytes for pointers), or None. A hint: every access that
+        relies on it checks the addresses at run time."""
+        stride: dict = {}
+        unset = object()
+
+        def of(value):
+            value = self._resolve(value)
+            if value not in self.varying:
+                return 0
+            return stride.get(value, unset)
+
+        def size(ty) -> int:
+            return ty.get_abi_size(self.td)
+
+        for _ in range(4):
+            for block in self.rpo:
+                for inst in block.instructions:
+                    if inst not in self.varying:
+                        continue
+                    s = None
+                    ops = inst.operands
+                    if isinstance(inst, ir.LoadInstr):
+                        slot = self._ctx_slot(inst)
+                        s = 1 if slot in (_GLOBAL_ID_X, _LOCAL_ID_X) else None
+                    elif inst.opname in ("add", "sub"):
+                        a, c = of(ops[0]), of(ops[1])
+                        if None not in (a, c) and unset not in (a, c):
+                            s = a + c if inst.opname == "add" else a - c
+                        elif unset in (a, c) and None not in (a, c):
+                            s = unset
+                    elif inst.opname in ("mul", "shl"):
+                        k = self._resolve(ops[1])
+                        a = of(ops[0])
+                        if inst.opname == "mul" and not isinstance(k, ir.Constant):
+                            k, a = self._resolve(ops[0]), of(ops[1])
+                        if isinstance(k, ir.Constant) and isinstance(k.constant, int):
+                            factor = k.constant if inst.opname == "mul" else 1 << k.constant
+                            s = a if a in (None, unset) else a * factor
+                    elif inst.opname in ("ashr", "lshr"):
+                        k, a = self._resolve(ops[1]), of(ops[0])
+                        if isinstance(k, ir.Constant) and a not in (None, unset):
+                            if a % (1 << k.constant) == 0:
+                                s = a >> k.constant
+                        elif a is unset:
+                            s = unset
+                    elif inst.opname in ("trunc", "zext", "sext", "ptrtoint", "inttoptr"):
+                        s = of(ops[0])
+                    elif isinstance(inst, ir.GEPInstr):
+                        s = of(inst.pointer)
+                        ty = inst.source_etype
+                        for n, index in enumerate(inst.indices):
+                            if n > 0:
+                                if not isinstance(ty, ir.ArrayType):
+                                    if of(index) != 0:
+                                        s = None
+                                    ty = None
+                                    break
+                                ty = ty.element
+                            a = of(index)
+                            if s in (None, unset) or a in (None, unset):
+                                s = None if None in (s, a) else unset
+                            else:
+                                s = s + a * size(ty)
+                    elif isinstance(inst, (ir.PhiInstr, ir.SelectInstr)):
+                        values = (
+                            [v for v, p in inst.incomings if p in self.reachable]
+                            if isinstance(inst, ir.PhiInstr)
+                            else ops[1:]
+                        )
+                        known = {of(v) for v in values} - {unset}
+                        s = known.pop() if len(known) == 1 else (None if known else unset)
+                    stride[inst] = s
+        self.stride = {k: (None if v is unset else v) for k, v in stride.items()}
+
+    def _inductions(self) -> None:
+        """Varying pointer phis of loop headers with one entry edge whose back-edge values
+        are the phi plus uniform offsets, and a known stride (see ``_root``)."""
+        self.induction: set = set()
+        self.induction_flag: dict = {}
+        for loop in self.loops:
+            header = loop.header
+            entries = [p for p in self.preds[header] if p not in loop.body]
+            if len(entries) != 1:
+                continue
+            for phi in header.instructions:
+                if not isinstance(phi, ir.PhiInstr) or phi not in self.varying:
+                    continue
+                if not isinstance(phi.type, ir.PointerType) or not self.stride.get(phi):
+                    continue
+                backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
+                self.induction.add(phi)  # tentatively, for _root
+                if not all(self._root(v) is phi for v in backs):
+                    self.induction.discard(phi)
+
+    # ----- emission ----------------------------------------------------------------
+
+    def _emit(self) -> ir.Function:
+        k = self.kernel
+        fn = ir.Function(self.module, k.function_type, f"{k.name}.wfv")
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        self.fn = fn
+        self.vmap = {old: new for old, new in zip(k.args, fn.args, strict=True)}
+        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.block_mask: dict = {}
+        self.edge_mask: dict = {}
+        self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
+        self.current_block = self.entry
+        self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
+        self._emit_nodes(self._order(set(self.rpo), self.entry, None))
+        self.b.ret_void()
+        return fn
+
+    def _order(self, blocks: set, entry, loop) -> list:
+        """Topological order of ``blocks`` (one loop level: inner loops are one node)."""
+
+        def node(b):
+            inner = self.loop_of.get(b)
+            while inner is not None and inner.parent is not loop:
+                inner = inner.parent
+            return inner if inner is not None and inner is not loop else b
+
+        def succ(n):
+            members = n.body if isinstance(n, _Loop) else [n]
+            out = []
+            for m in members:
+                for s in self.succ[m]:
+                    if s in blocks and s is not entry and s not in members:
+                        out.append(node(s))
+            return [o for o in dict.fromkeys(out) if o is not n]
+
+        start = node(entry) if loop is None else entry
+        order, seen, stack = [], {id(start)}, [(start, iter(succ(start)))]
+        while stack:
+            n, it = stack[-1]
+            for s in it:
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    stack.append((s, iter(succ(s))))
+                    break
+            else:
+                stack.pop()
+                order.append(n)
+        return order[::-1]
+
+    def _emit_nodes(self, nodes: list) -> None:
+        for n in nodes:
+            if isinstance(n, _Loop):
+                self._emit_loop(n)
+            else:
+                self._block_entry(n)
+                self._emit_block(n)
+
+    # masks -------------------------------------------------------------------------
+
+    def _vec_type(self, ty):
+        return ir.VectorType(ty, self.W)
+
+    def _splat(self, value):
+        if isinstance(value.type, ir.VectorType):
+            return value
+        vt = self._vec_type(value.type)
+        if (
+            isinstance(value, ir.Constant)
+            and isinstance(value.constant, int | float)
+            and not isinstance(value.type, ir.PointerType)
+        ):
+            return ir.Constant(vt, [ir.Constant(value.type, value.constant)] * self.W)
+        if isinstance(value, ir.Constant) and value.constant is None:
+            return ir.Constant(vt, None)
+        b = self.b
+        undef = ir.Constant(vt, ir.Undefined)
+        one = b.insert_element(undef, value, ir.Constant(I32, 0))
+        return b.shuffle_vector(one, undef, ir.Constant(self._vec_type(I32), [0] * self.W))
+
+    def _any(self, mask):
+        if mask is None:
+            return ir.Constant(I1, 1)
+        if not isinstance(mask.type, ir.VectorType):
+            return mask
+        bits = self.b.bitcast(mask, ir.IntType(self.W))
+        return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(self.W), 0))
+
+    def _all(self, mask):
+        if mask is None:
+            return ir.Constant(I1, 1)
+        if not isinstance(mask.type, ir.VectorType):
+            return mask
+        bits = self.b.bitcast(mask, ir.IntType(self.W))
+        return self.b.icmp_unsigned("==", bits, ir.Constant(ir.IntType(self.W), -1))
+
+    def _and(self, mask, cond, kind):
+        """mask & cond as an edge mask of ``kind`` (None: FULL). A select, not ``and``:
+        the condition may be poison where the mask is off (a skipped block's value)."""
+        if kind == FULL:
+            return None
+        if kind == VARYING:
+            cond = self._splat(cond)
+            if mask is None:
+                return cond
+            mask = self._splat(mask)
+            return self.b.select(mask, cond, ir.Constant(mask.type, None))
+        if mask is None:
+            return cond
+        return self.b.select(mask, cond, ir.Constant(I1, 0))
+
+    def _or(self, masks: list, kind):
+        if kind == FULL:
+            return None
+        if not masks or any(m is None for m in masks):
+            return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 1)
+        if kind == VARYING:
+            masks = [self._splat(m) for m in masks]
+        acc = masks[0]
+        for m in masks[1:]:
+            acc = self.b.or_(acc, m)
+        return acc
+
+    def _edges_into(self, block, exclude_back: bool) -> list:
+        loop = self.header_loop.get(block)
+        return [
+            p
+            for p in self.preds[block]
+            if not (exclude_back and loop is not None and p in loop.body)
+        ]
+
+    def _block_entry(self, block) -> None:
+        """The block's mask and its phis (as selects on the incoming edges' masks)."""
+        kind = self.kind[block]
+        preds = self._edges_into(block, exclude_back=False)
+        if kind == FULL:
+            self.block_mask[block] = None
+        else:
+            self.block_mask[block] = self._or([self.edge_mask[(p, block)] for p in preds], kind)
+        for inst in block.instructions:
+            if isinstance(inst, ir.PhiInstr) and inst in self.needed:
+                self.vmap[inst] = self._merge(inst, preds, block)
+
+    def _merge(self, phi, preds, use_block):
+        """The phi's value from the incoming edges ``preds`` (disjoint masks)."""
+        varying = phi in self.varying
+        incoming = {p: v for v, p in phi.incomings}
+        result = None
+        for p in preds:
+            value = self._value(incoming[p], use_block, varying)
+            if result is None:
+                result = value
+                continue
+            m = self.edge_mask[(p, phi.parent)]
+            if m is None:
+                result = value
+                continue
+            if varying:
+                m = self._splat(m) if isinstance(m.type, ir.VectorType) else m
+            result = self.b.select(m, value, result)
+        return result
+
+    # values ------------------------------------------------------------------------
+
+    def _value(self, value, use_block, vector: bool):
+        value = self._resolve(value)
+        if isinstance(value, ir.Instruction):
+            d = value.parent
+            use_block = use_block if use_block is not None else self.current_block
+            inner = set(map(id, self._loops_of(use_block)))
+            outside = [lp for lp in self._loops_of(d) if lp.divergent and id(lp) not in inner]
+            found = self.liveout_value[id(outside[-1]), value] if outside else self.vmap[value]
+        elif isinstance(value, ir.Argument):
+            found = self.vmap[value]
+        else:
+            found = value
+        if vector and not isinstance(found.type, ir.VectorType):
+            return self._splat(found)
+        return found
+
+    # blocks ------------------------------------------------------------------------
+
+    def _emit_block(self, block) -> None:
+        kind, mask = self.kind[block], self.block_mask[block]
+        body = [
+            i
+            for i in block.instructions
+            if not isinstance(i, ir.PhiInstr | ir.Terminator) and i in self.needed
+        ]
+        guarded = kind != FULL and body
+        if guarded:
+            b = self.b
+            run = self.fn.append_basic_block(f"{block.name}.run")
+            join = self.fn.append_basic_block(f"{block.name}.join")
+            before = b.block
+            b.cbranch(self._any(mask), run, join)
+            b.position_at_end(run)
+        inner_mask = mask if kind == VARYING else None
+        for inst in body:
+            self.vmap[inst] = self._emit_instruction(inst, block, inner_mask)
+        if guarded:
+            end = b.block
+            b.branch(join)
+            b.position_at_end(join)
+            for inst in body:
+                value = self.vmap[inst]
+                if value is None or isinstance(value.type, ir.VoidType):
+                    continue
+                phi = b.phi(value.type)
+                phi.add_incoming(value, end)
+                phi.add_incoming(ir.Constant(value.type, ir.Undefined), before)
+                self.vmap[inst] = phi
+        self._edge_masks(block, mask)
+
+    def _edge_masks(self, block, mask) -> None:
+        term = block.terminator
+        succ = self.succ[block]
+        if isinstance(term, ir.ConditionalBranch) and succ[0] is not succ[1]:
+            cond = self._value(term.operands[0], block, False)
+            t_kind = self.edge_kind(block, succ[0])
+            f_kind = self.edge_kind(block, succ[1])
+            if isinstance(cond, ir.Constant):
+                on = cond.constant
+                self.edge_mask[(block, succ[0])] = mask if on else self._zero(t_kind)
+                self.edge_mask[(block, succ[1])] = self._zero(f_kind) if on else mask
+                return
+            inverse = self.b.not_(cond)
+            self.edge_mask[(block, succ[0])] = self._and(mask, cond, t_kind)
+            self.edge_mask[(block, succ[1])] = self._and(mask, inverse, f_kind)
+        elif isinstance(term, ir.SwitchInstr):
+            value = self._value(term.value, block, False)
+            groups: dict = {}
+            matched = []
+            for case, target in term.cases:
+                hit = self._cmp_eq(value, case)
+                matched.append(hit)
+                groups.setdefault(target, []).append(hit)
+            none = None
+            for hit in matched:
+                miss = self.b.not_(hit)
+                none = miss if none is None else self.b.and_(none, miss)
+            if none is None:
+                none = ir.Constant(I1, 1)
+            groups.setdefault(term.default, []).append(none)
+            for target, hits in groups.items():
+                k = self.edge_kind(block, target)
+                cond = hits[0]
+                for h in hits[1:]:
+                    cond = self.b.or_(cond, h)
+                self.edge_mask[(block, target)] = self._and(mask, cond, k)
+        else:
+            for s in succ:
+                self.edge_mask[(block, s)] = mask
+
+    def _zero(self, kind):
+        return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 0)
+
+    def _cmp_eq(self, value, case):
+        if isinstance(value.type, ir.VectorType):
+            case = self._splat(ir.Constant(value.type.element, case.constant))
+        return self.b.icmp_unsigned("==", value, case)
+
+    # loops -------------------------------------------------------------------------
+
+    def _emit_loop(self, loop: _Loop) -> None:
+        b = self.b
+        header = loop.header
+        entries = self._edges_into(header, exclude_back=True)
+        kind = self.kind[header]
+        entry_mask = self._or([self.edge_mask[(p, header)] for p in entries], kind)
+        phis = [i for i in header.instructions if isinstance(i, ir.PhiInstr) and i in self.needed]
+        entry_values = {phi: self._merge(phi, entries, header) for phi in phis}
+        for phi in phis:
+            if phi in self.induction:
+                step = self.stride.get(phi)
+                self.induction_flag[phi] = self._consecutive_check(
+                    self._splat(entry_values[phi]), step
+                )
+        pre = b.block
+        head = self.fn.append_basic_block(f"{header.name}.loop")
+        b.branch(head)
+        b.position_at_end(head)
+        new_phis = {}
+        for phi in phis:
+            value = entry_values[phi]
+            new = b.phi(value.type)
+            new.add_incoming(value, pre)
+            new_phis[phi] = new
+            self.vmap[phi] = new
+        divergent = loop.divergent
+        if divergent:
+            mask_phi = b.phi(self._vec_type(I1))
+            mask_phi.add_incoming(self._splat(entry_mask), pre)
+            self.block_mask[header] = mask_phi
+            exit_accs = {}
+            for edge in loop.exits:
+                acc = b.phi(self._vec_type(I1))
+                acc.add_incoming(ir.Constant(self._vec_type(I1), None), pre)
+                exit_accs[edge] = acc
+            live_accs = {}
+            for value in self.liveouts[id(loop)]:
+                vt = self._vec_type(value.type)
+                acc = b.phi(vt)
+                acc.add_incoming(ir.Constant(vt, ir.Undefined), pre)
+                live_accs[value] = acc
+        else:
+            self.block_mask[header] = entry_mask
+        self._emit_block(header)
+        body = [n for n in self._order(loop.body, header, loop) if n is not header]
+        self._emit_nodes(body)
+        # The latch end: every block of the loop has run once.
+        back = [self.edge_mask[(latch, header)] for latch in loop.latches]
+        cont = self._or(back, VARYING if divergent else UNIFORM)
+        back_values = {phi: self._merge(phi, loop.latches, header) for phi in phis}
+        if divergent:
+            leaving = [self.edge_mask[edge] for edge in loop.exits]
+            left = self._or(leaving, VARYING) if leaving else None
+            new_exit = {}
+            for edge, acc in exit_accs.items():
+                new_exit[edge] = b.or_(acc, self._splat(self.edge_mask[edge]))
+                acc.add_incoming(new_exit[edge], b.block)
+            for value, acc in live_accs.items():
+                current = self._value(value, header, True)
+                captured = b.select(left, current, acc) if left is not None else acc
+                acc.add_incoming(captured, b.block)
+                self.liveout_value[(id(loop), value)] = captured
+            mask_phi.add_incoming(cont, b.block)
+        latch_end = b.block
+        for phi, new in new_phis.items():
+            new.add_incoming(back_values[phi], latch_end)
+        after = self.fn.append_basic_block(f"{header.name}.exit")
+        b.cbranch(self._any(cont), head, after)
+        b.position_at_end(after)
+        if divergent:
+            for edge, value in new_exit.items():
+                self.edge_mask[edge] = value
+        # Blocks after the loop see the values the lanes left with (divergent loops) or
+        # the last iteration's (uniform loops: every lane leaves in the same one).
+
+    # instructions ------------------------------------------------------------------
+
+    def _emit_instruction(self, inst, block, mask):
+        self.current_block = block
+        b = self.b
+        varying = inst in self.varying
+        name = inst.opname
+
+        def val(op, vector=varying):
+            return self._value(op, block, vector)
+
+        if name in _BINARY:
+            lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
+            if name in _DIVISIONS and varying and mask is not None:
+                one = self._splat(ir.Constant(inst.type, 1))
+                rhs = b.select(mask, rhs, one)
+            flags = [f for f in inst.flags if name.startswith("f")]
+            return self._put(ir.Instruction(b.block, lhs.type, name, [lhs, rhs], flags=flags))
+        if name == "fneg":
+            x = val(inst.operands[0])
+            return self._put(ir.Instruction(b.block, x.type, name, [x], flags=list(inst.flags)))
+        if name in _CASTS:
+            x = val(inst.operands[0])
+            ty = self._vec_type(inst.type) if varying else inst.type
+            return getattr(b, name)(x, ty)
+        if isinstance(inst, ir.ICMPInstr):
+            lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
+            return self._put(ir.ICMPInstr(b.block, inst.op, lhs, rhs))
+        if isinstance(inst, ir.FCMPInstr):
+            lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
+            return self._put(ir.FCMPInstr(b.block, inst.op, lhs, rhs, flags=list(inst.flags)))
+        if isinstance(inst, ir.SelectInstr):
+            cond = val(inst.operands[0], False)
+            lhs, rhs = val(inst.operands[1]), val(inst.operands[2])
+            return b.select(cond, lhs, rhs)
+        if isinstance(inst, ir.GEPInstr):
+            pointer = val(inst.pointer, False)
+            indices = [val(i, False) for i in inst.indices]
+            gep = b.gep(pointer, indices, inbounds=inst.inbounds, source_etype=inst.source_etype)
+            if varying:
+                gep.type = self._vec_type(PTR)
+            return gep
+        if isinstance(inst, ir.LoadInstr):
+            return self._load(inst, block, mask)
+        if isinstance(inst, ir.StoreInstr):
+            return self._store(inst, block, mask)
+        if isinstance(inst, ir.CallInstr):
+            return self._call(inst, block)
+        if isinstance(inst, ir.AtomicRMW):
+            return self._atomic(inst, block, mask)
+        if varying:
+            raise Declined(f"varying {name}")
+        # Uniform vector/aggregate operations: copied as they are.
+        ops = [val(op, False) for op in inst.operands]
+        if name == "extractelement":
+            return b.extract_element(*ops)
+        if name == "insertelement":
+            return b.insert_element(*ops)
+        if name == "shufflevector":
+            return b.shuffle_vector(*ops)
+        if name == "extractvalue":
+            return b.extract_value(ops[0], inst.indices)
+        if name == "insertvalue":
+            return b.insert_value(ops[0], ops[1], inst.indices)
+        raise Declined(f"instruction {name}")
+
+    def _atomic(self, inst, block, mask):
+        """An atomic read-modify-write once per active lane, in lane order (the scalar
+        loop's order)."""
+        b = self.b
+        pointer, value = inst.operands
+        pointers = self._value(pointer, block, True)
+        values = self._value(value, block, True)
+        result = ir.Constant(self._vec_type(inst.type), ir.Undefined)
+        for lane in range(self.W):
+            at = ir.Constant(I32, lane)
+            before = b.block
+            if mask is not None:
+                run = self.fn.append_basic_block(f"atomic.lane{lane}")
+                done = self.fn.append_basic_block(f"atomic.lane{lane}.done")
+                b.cbranch(b.extract_element(mask, at), run, done)
+                b.position_at_end(run)
+            old = b.atomic_rmw(
+                inst.operation,
+                b.extract_element(pointers, at),
+                b.extract_element(values, at),
+                inst.ordering,
+            )
+            updated = b.insert_element(result, old, at)
+            if mask is not None:
+                end = b.block
+                b.branch(done)
+                b.position_at_end(done)
+                phi = b.phi(result.type)
+                phi.add_incoming(updated, end)
+                phi.add_incoming(result, before)
+                updated = phi
+            result = updated
+        return result
+
+    def _put(self, inst):
+        self.b._insert(inst)
+        return inst
+
+    def _consecutive(self, pointer_value, element_type) -> bool:
+        return self.stride.get(self._resolve(pointer_value)) == element_type.get_abi_size(self.td)
+
+    def _root(self, pointer):
+        """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
+        (``getelementptr`` with uniform indices), if it is an induction: then the lanes'
+        addresses are consecutive exactly when the phi's entry values were (the same
+        offsets are added to every lane), checked once before the loop."""
+        seen = 0
+        while isinstance(pointer, ir.GEPInstr) and seen < 16:
+            if any(self._resolve(i) in self.varying for i in pointer.indices):
+                return None
+            pointer, seen = self._resolve(pointer.pointer), seen + 1
+        return pointer if pointer in self.induction else None
+
+    def _fast_path(self, pointers, mask, size, pointer_op=None):
+        """(lane 0's address, i1: every lane active and lane i's address is lane 0's +
+        i * size). The check is made on what the address is built from, less uniform
+        offsets (an induction's entry value, an i64 index, a pointer), so accesses at
+        different offsets from one index share it (LLVM merges the identical checks)."""
+        b = self.b
+        base = b.extract_element(pointers, ir.Constant(I32, 0))
+        consecutive = None
+        if pointer_op is not None:
+            consecutive = self._root_check(self._resolve(pointer_op), size)
+        if consecutive is None:
+            consecutive = self._consecutive_check(pointers, size)
+        if mask is not None:
+            consecutive = b.select(self._all(mask), consecutive, ir.Constant(I1, 0))
+        return base, consecutive
+
+    def _consecutive_check(self, vector, step: int):
+        """i1: lane i of ``vector`` (pointers or integers) is lane 0's + i * step."""
+        b = self.b
+        wide = self._vec_type(I64)
+        if isinstance(vector.type.element, ir.PointerType):
+            values = b.ptrtoint(vector, wide)
+        elif vector.type.element.width < 64:
+            return None
+        else:
+            values = vector
+        first = b.extract_element(values, ir.Constant(I32, 0))
+        expected = b.add(self._splat(first), ir.Constant(wide, [i * step for i in range(self.W)]))
+        return self._all(b.icmp_unsigned("==", values, expected))
+
+    def _root_check(self, pointer, size: int):
+        seen = 0
+        while (
+            isinstance(pointer, ir.GEPInstr)
+            and seen < 16
+            and not any(self._resolve(i) in self.varying for i in pointer.indices)
+        ):
+            pointer, seen = self._resolve(pointer.pointer), seen + 1
+        if pointer in self.induction_flag:
+            return self.induction_flag[pointer]
+        if pointer not in self.varying or self.stride.get(pointer) != size:
+            return None
+        if (
+            isinstance(pointer, ir.GEPInstr)
+            and len(pointer.indices) == 1
+            and self._resolve(pointer.pointer) not in self.varying
+        ):
+            index = self._resolve(pointer.indices[0])
+            scale = pointer.source_etype.get_abi_size(self.td)
+            while (
+                isinstance(index, ir.Instruction)
+                and index.opname in ("add", "sub")
+                and index.type == I64
+            ):
+                a, c = (self._resolve(op) for op in index.operands)
+                if c not in self.varying and a in self.varying:
+                    index = a
+                elif index.opname == "add" and a not in self.varying and c in self.varying:
+                    index = c
+                else:
+                    break
+            step = self.stride.get(index) if index.type == I64 else None
+            if step is not None and step * scale == size:
+                return self._consecutive_check(self._value(index, None, True), self.stride[index])
+        return self._consecutive_check(self._value(pointer, None, True), size)
+
+    def _load(self, inst, block, mask):
+        b = self.b
+        if self._ctx_slot(inst) in (_GLOBAL_ID_X, _LOCAL_ID_X):  # first lane's id + lane
+            first = b.load(self._value(inst.operands[0], block, False), typ=I64)
+            return b.add(self._splat(first), self.iota)
+        if inst not in self.varying:
+            return b.load(
+                self._value(inst.operands[0], block, False), typ=inst.type, align=inst.align
+            )
+        pointers = self._value(inst.operands[0], block, True)
+        vt = self._vec_type(inst.type)
+        align = inst.align or inst.type.get_abi_size(self.td)
+        full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+        if not self._consecutive(inst.operands[0], inst.type):
+            return self._gather(pointers, full, vt, align)
+        base, fast = self._fast_path(
+            pointers, mask, inst.type.get_abi_size(self.td), inst.operands[0]
+        )
+        with b.if_else(fast, likely=True) as (then, otherwise):
+            with then:
+                plain = b.load(base, typ=vt, align=align)
+                plain_block = b.block
+            with otherwise:
+                gathered = self._gather(pointers, full, vt, align)
+                gather_block = b.block
+        phi = b.phi(vt)
+        phi.add_incoming(plain, plain_block)
+        phi.add_incoming(gathered, gather_block)
+        return phi
+
+    def _gather(self, pointers, mask, vt, align):
+        elem = _mangle(vt)
+        fn = _declare(
+            self.module,
+            f"llvm.masked.gather.{elem}.v{self.W}p0",
+            vt,
+            [self._vec_type(PTR), I32, self._vec_type(I1), vt],
+        )
+        return self.b.call(
+            fn, [pointers, ir.Constant(I32, align), mask, ir.Constant(vt, ir.Undefined)]
+        )
+
+    def _store(self, inst, block, mask):
+        b = self.b
+        value_op, pointer_op = inst.operands
+        ptr_varying = self._resolve(pointer_op) in self.varying
+        val_varying = self._resolve(value_op) in self.varying or self._liveout_use(value_op, block)
+        align = inst.align or value_op.type.get_abi_size(self.td)
+        if not ptr_varying and not val_varying:
+            b.store(
+                self._value(value_op, block, False), self._value(pointer_op, block, False), align
+            )
+            return None
+        value = self._value(value_op, block, True)
+        pointers = self._value(pointer_op, block, True)
+        full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+        if not ptr_varying or not self._consecutive(pointer_op, value_op.type):
+            self._scatter(value, pointers, full, align)
+            return None
+        base, fast = self._fast_path(
+            pointers, mask, value_op.type.get_abi_size(self.td), pointer_op
+        )
+        with b.if_else(fast, likely=True) as (then, otherwise):
+            with then:
+                b.store(value, base, align)
+            with otherwise:
+                self._scatter(value, pointers, full, align)
+        return None
+
+    def _liveout_use(self, value, block) -> bool:
+        value = self._resolve(value)
+        if not isinstance(value, ir.Instruction):
+            return False
+        inner = set(map(id, self._loops_of(block)))
+        return any(lp.divergent and id(lp) not in inner for lp in self._loops_of(value.parent))
+
+    def _scatter(self, value, pointers, mask, align):
+        vt = value.type
+        fn = _declare(
+            self.module,
+            f"llvm.masked.scatter.{_mangle(vt)}.v{self.W}p0",
+            ir.VoidType(),
+            [vt, self._vec_type(PTR), I32, self._vec_type(I1)],
+        )
+        self.b.call(fn, [value, pointers, ir.Constant(I32, align), mask])
+
+    def _call(self, inst, block):
+        b = self.b
+        kind, base = self._call_kind(inst)
+        if inst not in self.varying:
+            args = [self._value(a, block, False) for a in inst.args]
+            return b.call(inst.callee, args)
+        ret = inst.type
+        vt = self._vec_type(ret)
+        if kind in ("elementwise", "immediate"):
+            args = []
+            for n, a in enumerate(inst.args):
+                if kind == "immediate" and n == _IMMEDIATE[base]:
+                    if self._resolve(a) in self.varying:
+                        raise Declined(f"varying immediate of llvm.{base}")
+                    args.append(self._value(a, block, False))
+                else:
+                    args.append(self._value(a, block, True))
+            suffix = ".".join(_mangle(a.type) for a in args[:1])
+            callee = _declare(self.module, f"llvm.{base}.{suffix}", vt, [a.type for a in args])
+            return b.call(callee, args)
+        # libm: a libmvec variant of W lanes where the target has one, else lane by lane.
+        args = [self._value(a, block, True) for a in inst.args]
+        isa = {4: ("b", "+sse2"), 8: ("d", "+avx2"), 16: ("e", "+avx512f")}.get(self.W)
+        if (
+            base in LIBMVEC
+            and isa is not None
+            and isa[1] in self.features
+            and isinstance(ret, ir.FloatType)
+            and len(args) == LIBMVEC[base]
+        ):
+            symbol = f"_ZGV{isa[0]}N{self.W}{'v' * len(args)}_{base}f"
+            callee = _declare(self.module, symbol, vt, [vt] * len(args))
+            return b.call(callee, args)
+        result = ir.Constant(vt, ir.Undefined)
+        for lane in range(self.W):
+            at = ir.Constant(I32, lane)
+            scalar = b.call(inst.callee, [b.extract_element(a, at) for a in args])
+            result = b.insert_element(result, scalar, at)
+        return result
+
+
+_OTHER_LIBM = {
+    "fmodf", "fmod", "remainderf", "remainder", "fdimf", "fdim", "logbf", "logb",
+    "lgammaf", "lgamma", "tgammaf", "tgamma", "nextafterf", "nextafter", "cbrtf", "cbrt",
+}  # fmt: skip
+
+
+def _int_constants(*values) -> bool:
+    return all(isinstance(v, ir.Constant) and isinstance(v.constant, int) for v in values)
+
+
+_FOLDABLE = {"add", "sub", "mul", "and", "or", "xor", "shl"}
+
+
+def _fold(op: str, a: int, c: int, width: int) -> int | None:
+    """``a op c`` on ``width``-bit integers (as LLVM prints them: signed), or None."""
+    mask = (1 << width) - 1
+    a, c = a & mask, c & mask
+    if op == "shl":
+        if c >= width:
+            return None
+        r = a << c
+    else:
+        r = {"add": a + c, "sub": a - c, "mul": a * c, "and": a & c, "or": a | c, "xor": a ^ c}[op]
+    r &= mask
+    return r - (1 << width) if r >> (width - 1) and width > 1 else r
+
+
+def _is_type_suffix(part: str) -> bool:
+    if part in ("f16", "f32", "f64", "f80", "f128", "p0", "bf16"):
+        return True
+    if part.startswith("v") and any(part.endswith(t) for t in ("f32", "f64", "f16", "p0")):
+        return True
+    return (part.startswith("i") or part.startswith("v")) and part.lstrip("vi0123456789x") == ""
+
+
+def _mangle(ty) -> str:
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{_mangle(ty.element)}"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    if isinstance(ty, ir.FloatType):
+        return "f32"
+    if isinstance(ty, ir.DoubleType):
+        return "f64"
+    if isinstance(ty, ir.HalfType):
+        return "f16"
+    if isinstance(ty, ir.PointerType):
+        return "p0"
+    raise Declined(f"type {ty}")
+
+
+def _scalar_type(ty) -> bool:
+    return isinstance(ty, ir.IntType | ir.FloatType | ir.DoubleType | ir.HalfType | ir.PointerType)
+
+
+def _declare(module: ir.Module, name: str, ret, args) -> ir.Function:
+    found = module.globals.get(name)
+    if found is not None:
+        return found
+    return ir.Function(module, ir.FunctionType(ret, args), name)

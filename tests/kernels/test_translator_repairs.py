@@ -1,0 +1,347 @@
+"""The translator producer (clang-15 + llvm-spirv-15) on what the differential tester found
+(tests/fuzz/findings/translator_*.cl): odd-width integers, blocks out of dominance order,
+and ``convert_*`` decorations left on ids nothing defines. Each program is run, against
+the clang producer and NumPy where a reference is simple."""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from harness import build, known_spirv_val_error, spirv_val, spirv_val_path, translator_missing
+
+import spirvjit
+from spirvjit.errors import SpirvError
+from spirvjit.frontend import opencl
+from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
+from spirvjit.frontend.translator_fixups import fix_translator_spirv
+from spirvjit.frontend.translator_ir import copy_conversion_results
+
+FINDINGS = Path(__file__).resolve().parents[1] / "fuzz" / "findings"
+FUZZ_OPTIONS = ("-cl-std=CL3.0", "-w")
+
+
+def _finding(name: str) -> str:
+    return (FINDINGS / name).read_text()
+
+
+def _needs_translator() -> None:
+    why = translator_missing()
+    if why:
+        pytest.skip(why)
+
+
+# --- odd-width integers: the rewrite is exact --------------------------------------------------
+
+_BINARY = ("add", "sub", "mul", "shl", "and", "or", "xor", "udiv", "urem", "lshr")
+_BINARY += ("sdiv", "srem", "ashr", "add nuw nsw", "shl nsw", "lshr exact")
+_PREDICATES = ("eq", "ne", "ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge")
+
+
+def _function(bits: int, body: str, result: str, ext: str = "sext") -> str:
+    """``define i64 @f(i64 %a, i64 %b)``: %x, %y are %a, %b truncated to i``bits``."""
+    out = f"or {result}, 0" if result.startswith("i64 ") else f"{ext} {result} to i64"
+    return (
+        "define i64 @f(i64 %a, i64 %b) {\n"
+        "entry:\n"
+        f"  %x = trunc i64 %a to i{bits}\n"
+        f"  %y = trunc i64 %b to i{bits}\n"
+        f"{body}"
+        f"  %out = {out}\n"
+        "  ret i64 %out\n"
+        "}\n"
+    )
+
+
+def _programs(bits: int):
+    """(name, IR, defined(x, y)) covering every form the rewrite accepts."""
+    sign = 1 << (bits - 1)
+    for op in _BINARY:
+        name = op.split()[0]
+
+        def defined(x, y, name=name, op=op):
+            if name in ("udiv", "urem", "sdiv", "srem") and y == 0:
+                return False
+            if name in ("sdiv", "srem") and x == sign and y == (1 << bits) - 1:
+                return False  # INT_MIN / -1 overflows
+            if name in ("shl", "lshr", "ashr") and y >= bits:
+                return False  # poison
+            if op == "add nuw nsw":
+                return x + y < (1 << bits) and -sign <= _s(x, bits) + _s(y, bits) < sign
+            if op == "shl nsw":
+                return y < bits and -sign <= _s(x, bits) << y < sign
+            if op == "lshr exact":
+                return y < bits and x & ((1 << y) - 1) == 0
+            return True
+
+        for ext in ("sext", "zext"):
+            ir = _function(bits, f"  %r = {op} i{bits} %x, %y\n", f"i{bits} %r", ext)
+            yield f"{op}/{ext}", ir, defined
+        for k in (-1, 1, sign, 3):
+            if name in ("shl", "lshr", "ashr") and not 0 <= k < bits:
+                continue
+            ir = _function(bits, f"  %r = {op} i{bits} %x, {k}\n", f"i{bits} %r")
+            yield f"{op} {k}", ir, (lambda x, y, d=defined, k=k: d(x, k % (1 << bits)))
+    for pred in _PREDICATES:
+        ir = _function(bits, f"  %r = icmp {pred} i{bits} %x, %y\n", "i1 %r", "zext")
+        yield f"icmp {pred}", ir, None
+        ir = _function(bits, f"  %r = icmp {pred} i{bits} %x, -2\n", "i1 %r", "zext")
+        yield f"icmp {pred} -2", ir, None
+    casts = [
+        ("trunc i1", "  %r = trunc i{b} %x to i1\n", "i1 %r"),
+        ("zext i1", "  %c = trunc i64 %b to i1\n  %r = zext i1 %c to i{b}\n", "i{b} %r"),
+        ("sext i1", "  %c = trunc i64 %b to i1\n  %r = sext i1 %c to i{b}\n", "i{b} %r"),
+        ("zext i64", "  %r = zext i{b} %x to i64\n", "i64 %r"),
+        ("sext i64", "  %r = sext i{b} %x to i64\n", "i64 %r"),
+    ]
+    if bits < 8:
+        casts += [
+            ("trunc i8", "  %c = trunc i64 %b to i8\n  %r = trunc i8 %c to i{b}\n", "i{b} %r"),
+            ("sext i8", "  %r = sext i{b} %x to i8\n", "i8 %r"),
+            ("zext i8", "  %r = zext i{b} %x to i8\n", "i8 %r"),
+        ]
+    elif bits < 32:
+        casts += [
+            ("trunc i32", "  %c = trunc i64 %b to i32\n  %r = trunc i32 %c to i{b}\n", "i{b} %r"),
+            ("sext i32", "  %r = sext i{b} %x to i32\n", "i32 %r"),
+        ]
+    if bits > 2:
+        casts += [
+            ("trunc i2", "  %r = trunc i{b} %x to i2\n", "i2 %r"),
+            ("sext to", "  %c = trunc i{b} %x to i2\n  %r = sext i2 %c to i{b}\n", "i{b} %r"),
+            ("zext to", "  %c = trunc i{b} %x to i2\n  %r = zext i2 %c to i{b}\n", "i{b} %r"),
+        ]
+    for name, body, result in casts:
+        yield name, _function(bits, body.format(b=bits), result.format(b=bits)), None
+    # switch (cases given as negative and positive literals), phi and select
+    body = (
+        f"  %c = trunc i64 %b to i1\n"
+        f"  switch i{bits} %x, label %d [\n"
+        f"    i{bits} 0, label %l0\n"
+        f"    i{bits} -1, label %l1\n"
+        f"    i{bits} {sign}, label %l2\n"
+        f"  ]\n"
+        f"l0:\n  br label %j\nl1:\n  br label %j\nl2:\n  br label %j\nd:\n  br label %j\n"
+        f"j:\n"
+        f"  %p = phi i{bits} [ 1, %l0 ], [ -2, %l1 ], [ %y, %l2 ], [ -1, %d ]\n"
+        f"  %r = select i1 %c, i{bits} %p, i{bits} -3\n"
+    )
+    for ext in ("sext", "zext"):
+        yield f"switch/phi/select/{ext}", _function(bits, body, f"i{bits} %r", ext), None
+
+
+def _s(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+def _inputs(bits: int) -> list[tuple[int, int]]:
+    if bits <= 5:
+        values = list(range(1 << bits))
+    else:
+        rng = np.random.default_rng(bits)
+        values = [0, 1, 2, (1 << bits) - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1]
+        values += [int(v) for v in rng.integers(0, 1 << min(bits, 62), 10)]
+    # The bits above the narrow width must not matter.
+    high = (0x5A5A << bits) & 0x7FFFFFFFFFFFFFFF
+    return [(x | high, y) for x, y in itertools.product(values, values)]
+
+
+_ENGINE: list = []  # one MCJIT engine for the session (engines torn down early can crash)
+
+
+@pytest.fixture(scope="module")
+def jit():
+    llvm = pytest.importorskip("llvmlite.binding")
+    if not _ENGINE:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple().create_target_machine()
+        _ENGINE.extend([llvm.create_mcjit_compiler(llvm.parse_assembly(""), target), target])
+    engine = _ENGINE[0]
+    count = itertools.count()
+
+    def compile_ir(ir: str):
+        name = f"odd_width_{len(_ENGINE)}_{next(count)}"
+        module = llvm.parse_assembly(ir.replace("@f(", f"@{name}("))
+        module.verify()
+        engine.add_module(module)
+        engine.finalize_object()
+        _ENGINE.append(module)
+        f = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+        return f(engine.get_function_address(name))
+
+    return compile_ir
+
+
+@pytest.mark.parametrize("bits", [2, 3, 5, 7, 24, 63])
+def test_widened_odd_integers_compute_the_same(jit, bits):
+    # LLVM itself computes in i``bits``; the rewrite in the next legal width must agree
+    # wherever the narrow program is defined.
+    inputs = _inputs(bits)
+    for name, ir, defined in _programs(bits):
+        widened, count = widen_odd_integers(ir)
+        assert count > 0 and f"i{bits} " not in widened, (name, widened)
+        narrow, wide = jit(ir), jit(widened)
+        for x, y in inputs:
+            xs, ys = x & ((1 << bits) - 1), y & ((1 << bits) - 1)
+            if defined is not None and not defined(xs, ys):
+                continue
+            assert wide(x, y) == narrow(x, y), (name, xs, ys, widened)
+
+
+def test_widening_refuses_what_it_does_not_handle():
+    for line in (
+        "  %v = load i3, ptr %p, align 1",
+        "  %v = call i3 @g(i3 %x)",
+        "  %v = add <2 x i3> %x, %y",
+    ):
+        ir = f"define void @f() {{\n{line}\n  ret void\n}}\n"
+        with pytest.raises(UnsupportedWidth):
+            widen_odd_integers(ir)
+    with pytest.raises(UnsupportedWidth):
+        widen_odd_integers("define i3 @f() {\n  ret i3 0\n}\n")
+    # Names, labels and strings that look like types are not types.
+    text = '@i3 = global [3 x i8] c"i3 \\00"\ndefine void @f(i32 %i3) {\ni5:\n  ret void\n}\n'
+    assert widen_odd_integers(text) == (text, 0)
+
+
+SWITCH_MOD5 = np.array([11, 27, 5, 91, 40], np.int32)
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_switch_narrowed_to_i3_runs(producer):
+    # clang-15 -O2 narrows switch (x % 5) to `switch i3`; llvm-spirv-15 failed with
+    # "InvalidBitWidth: Invalid bit width in input: 3".
+    if producer == "translator":
+        _needs_translator()
+    prog = build(_finding("translator_switch_i3.cl"), producer=producer)
+    x = np.concatenate([np.arange(64), [2**32 - 1, 2**31, 2**31 - 1, 12345678]]).astype(np.uint32)
+    out = np.zeros(x.size, np.int32)
+    prog.kernel("k")(out, x, global_size=x.size)
+    np.testing.assert_array_equal(out, SWITCH_MOD5[x % 5])
+
+
+# --- blocks out of dominance order --------------------------------------------------------------
+
+
+def _raw_translator_spirv(source: str, monkeypatch) -> bytes:
+    """What llvm-spirv-15 wrote, before the block-order repair."""
+    with monkeypatch.context() as m:
+        m.setattr(opencl, "fix_translator_spirv", lambda spirv: (spirv, 0))
+        return opencl.opencl_to_spirv(source, list(FUZZ_OPTIONS), producer="translator")
+
+
+def _run_fuzz_kernel(prog, kernel: str, local: int, outputs: int, groups: int = 4):
+    rng = np.random.default_rng(20261201)
+    words = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    words[::7] &= 0xFF  # small values too: loop counts, divisors, switch selectors
+    n = local * groups
+    out = np.zeros(n * outputs, np.uint64)
+    gat = np.zeros(groups * 16, np.uint32)
+    prog.kernel(kernel)(out, words, gat, global_size=n, local_size=local)
+    return out, gat
+
+
+def test_blocks_out_of_dominance_order(monkeypatch):
+    _needs_translator()
+    source = _finding("translator_block_order.cl")
+    raw = _raw_translator_spirv(source, monkeypatch)
+    # From outside, such a module stays an error ...
+    with pytest.raises(SpirvError, match="is used before its definition"):
+        spirvjit.load_spirv(raw)
+    # ... the translator producer's own output is repaired, and valid.
+    fixed, reordered = fix_translator_spirv(raw)
+    assert reordered >= 1
+    spirvjit.load_spirv(fixed)
+    assert fix_translator_spirv(fixed) == (fixed, 0)  # already in order: left alone
+    if spirv_val_path():
+        rc, diagnostics = spirv_val(raw)
+        assert rc != 0 and "has not been defined" in diagnostics
+        rc, diagnostics = spirv_val(fixed)
+        assert rc == 0 or known_spirv_val_error(diagnostics, "translator"), diagnostics
+    got = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "translator"), "k5", 8, 3)
+    want = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "clang"), "k5", 8, 3)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+# --- convert_* decorations on ids never defined -------------------------------------------------
+
+
+def test_forward_referenced_conversion_keeps_saturation(monkeypatch):
+    # The conversion's decorations were left on an id nothing defines; the module was
+    # rejected, and dropping them would have given unsaturated results (seen against PoCL).
+    _needs_translator()
+    source = _finding("translator_undefined_decoration.cl")
+    got = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "translator"), "k7", 4, 2)
+    want = _run_fuzz_kernel(build(source, FUZZ_OPTIONS, "clang"), "k7", 4, 2)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+LOOP_SAT = r"""
+kernel void loop_sat(global int* out, global const float* f, int n) {
+    int acc = 0;
+    for (int i = 0; i < n; i++)  // the conversion feeds the loop's phi: a forward reference
+        acc = convert_int_sat_rtz(f[i] + (float)(acc & 7));
+    out[get_global_id(0)] = acc;
+}
+kernel void loop_sat_vec(global short4* out, global const float4* f, int n) {
+    short4 acc = 0;
+    for (int i = 0; i < n; i++)
+        acc = convert_short4_sat_rte(f[i] + convert_float4(acc & (short4)3));
+    out[get_global_id(0)] = acc;
+}
+"""
+
+
+def _sat_rtz_int(values: np.ndarray) -> np.ndarray:
+    v = np.nan_to_num(np.trunc(values.astype(np.float64)), nan=0.0)
+    return np.clip(v, -(2**31), 2**31 - 1).astype(np.int32)
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_saturating_conversion_in_a_loop(producer):
+    if producer == "translator":
+        _needs_translator()
+    prog = build(LOOP_SAT, producer=producer)
+    f = np.array([3e9, -1.75, -3e9, 2.5, np.nan, 1.5e10, 6.9, -0.5], np.float32)
+    for n in range(len(f) + 1):
+        out = np.zeros(1, np.int32)
+        prog.kernel("loop_sat")(out, f, np.int32(n), global_size=1)
+        acc = np.int32(0)
+        for i in range(n):
+            acc = _sat_rtz_int(np.float32(f[i]) + np.float32(acc & 7))
+        assert out[0] == acc, (n, out[0], acc)
+    f4 = np.array(
+        [[1e6, -1e6, 2.5, 3.5], [-2.5, np.nan, 40000.0, -40000.0], [0.5, 1.5, -0.5, 32766.5]],
+        np.float32,
+    )
+    for n in range(len(f4) + 1):
+        out4 = np.zeros((1, 4), np.int16)
+        prog.kernel("loop_sat_vec")(out4, f4, np.int32(n), global_size=1)
+        acc4 = np.zeros(4, np.int16)
+        for i in range(n):
+            v = f4[i] + (acc4 & 3).astype(np.float32)
+            acc4 = np.clip(np.nan_to_num(np.rint(v), nan=0.0), -32768, 32767).astype(np.int16)
+        np.testing.assert_array_equal(out4[0], acc4, err_msg=f"n={n}")
+
+
+def test_conversion_copies_keep_numbering():
+    text = (
+        "  %5 = tail call spir_func signext i16 @_Z17convert_short_satf(float noundef %4) #3\n"
+        "  %v = call spir_func <3 x i16> @_Z22convert_short3_sat_rtzDv3_f(<3 x float> %w)\n"
+        "  %6 = call spir_func float @_Z5floorf(float %x)\n"
+    )
+    out, count = copy_conversion_results(text)
+    assert count == 2
+    assert out == (
+        "  %sjc.5 = tail call spir_func signext i16 @_Z17convert_short_satf(float noundef %4) #3\n"
+        "  %5 = select i1 true, i16 %sjc.5, i16 %sjc.5\n"
+        "  %sjc.v = call spir_func <3 x i16> @_Z22convert_short3_sat_rtzDv3_f(<3 x float> %w)\n"
+        "  %v = select <3 x i1> <i1 true, i1 true, i1 true>, <3 x i16> %sjc.v, <3 x i16> %sjc.v\n"
+        "  %6 = call spir_func float @_Z5floorf(float %x)\n"
+    )
