@@ -235,14 +235,16 @@ class Program:
         name: str,
         times: jit.StageTimes | None = None,
         specialization: tuple[tuple[str, str], ...] = (),
-    ) -> tuple[bytes, str]:
+        compile: bool = True,
+    ) -> tuple[bytes | None, str]:
         """Native object code of kernel ``name`` for the target, and where it came from.
 
         Order: a native object given at load ("native"), the cache ("memory": compiled
         earlier by this process; "disk": the persistent cache; not asked when
         SPIRVJIT_DUMP is set), the JIT ("compile"; the result is stored in the cache).
         ``specialization``: launch values the backend bakes into this variant (e.g. the
-        largest work-group it is launched with, on AMD GPUs).
+        largest work-group it is launched with, on AMD GPUs). ``compile=False``: only
+        what is in hand (native or cached); ``(None, "")`` where it would be compiled.
         """
         times = times or jit.StageTimes()
         with self._lock:
@@ -258,6 +260,8 @@ class Program:
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
+            if not compile:
+                return None, ""
             # Dumps are named after the kernel, the program and the variant, so that
             # same-named kernels of different programs do not overwrite each other.
             stem = f"{name}.{self.spirv_digest[:12]}.{self.target.name}"

@@ -82,7 +82,9 @@ class CpuBackend(Backend):
         return kernel_ir(translation.module, symbol, translation.mutable_globals)
 
     def optimize(self, module, target: Target, symbol: str):
-        return codegen.optimize(module, target)
+        stepped = cpu_abi.stepped_workgroup_function(symbol) in {f.name for f in module.functions}
+        level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
+        return codegen.optimize(module, target, level)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         if debugload.is_debug_module(module):

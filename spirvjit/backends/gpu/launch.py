@@ -51,7 +51,7 @@ class GpuKernel:
         self,
         device: Device,
         context: DeviceContext,
-        image: bytes,
+        image: bytes | None,
         signature: KernelSignature,
         origin: str,
         times,
@@ -65,25 +65,29 @@ class GpuKernel:
         self.times = times  # jit.StageTimes of compiling and loading it
         self._packer = ArgumentPacker(signature, device_memory=True)
         self._context = context
-        self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
-        self._function = self._module.function(signature.name)
         # The program's variables (variables.ProgramVariables; None: it has none): every
         # code object loaded holds a copy, brought up to date before its launches.
         self._variables = variables
-        if variables is not None:
-            variables.register(self._module)
-        self.compile_seconds = times.total
         # The code object is the generic variant: right for every launch with groups of
         # up to group_limit work-items (None: any). Other launches load, once each, a
         # variant specialised for what they need or promise: larger groups (built for
         # the device's limit) and launch facts (abi.LAUNCH_FACTS: 32-bit ids, no
         # offset, no partial groups). A unified binary's native code is used as is for
         # its launches: the promise of a unified binary is no compiling at run time.
+        # ``image`` None: the generic variant is not compiled yet; load_variant(())
+        # builds it when a launch runs it, so a first launch compiles one variant only.
         self._group_limit = group_limit
         self._load_variant = load_variant
         self._specialise = origin != "native" and load_variant is not None
-        self._variants: dict[tuple, tuple[int, object]] = {(): (self._function, self._module)}
+        self._variants: dict[tuple, tuple[int, object]] = {}
         self._variant_modules: list = []  # kept loaded while the kernel is
+        if image is not None:
+            module = times.run("load", context.load_module, image, f"kernel {signature.name}")
+            self._variant_modules.append(module)
+            if variables is not None:
+                variables.register(module)
+            self._variants[()] = (module.function(signature.name), module)
+        self.compile_seconds = times.total  # translation only where image is None
         self._variant_lock = threading.Lock()
 
     def variant_for(self, items: int, facts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
