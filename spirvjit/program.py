@@ -336,10 +336,13 @@ class Kernel:
 
     def compile(self, device: Device | None = None) -> None:
         """JIT-compiles and loads the kernel now instead of at its first launch."""
-        if device is None:
-            self._default_loaded()
-        else:
-            self._loaded_on(device)
+        loaded = self._default_loaded() if device is None else self._loaded_on(device)
+        prepare = getattr(loaded, "prepare", None)
+        if prepare is not None:
+            # A GPU kernel compiles a variant at the launch that runs it: compile() asks
+            # for the generic one (right for any launch) now.
+            prepare()
+            self.compile_seconds = loaded.compile_seconds
 
     def __call__(
         self,

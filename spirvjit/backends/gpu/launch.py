@@ -90,6 +90,11 @@ class GpuKernel:
         self.compile_seconds = times.total  # translation only where image is None
         self._variant_lock = threading.Lock()
 
+    def prepare(self) -> None:
+        """Compiles and loads the generic variant now (``Kernel.compile``)."""
+        self._function_for(1)
+        self.compile_seconds = self.times.total
+
     def variant_for(self, items: int, facts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         """The specialisation (``KernelKey.specialization``) a launch with groups of
         ``items`` work-items and launch facts ``facts`` runs."""
