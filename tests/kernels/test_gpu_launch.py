@@ -332,6 +332,10 @@ def test_the_first_launch_compiles_only_the_variant_it_runs(fake, monkeypatch):
     assert len(compiled) == 2
     program.saxpy_once.compile(other)
     assert len(context.images) == 2 and len(compiled) == 2
+    # compile() of a kernel nothing compiled before compiles the generic variant now.
+    fresh = build(SAXPY.replace("saxpy", "saxpy_ahead"))
+    fresh.saxpy_ahead.compile(device)
+    assert compiled[2:] == [()] and len(context.images) == 3
 
 
 def test_launch_facts_of_partial_groups_and_offsets():
