@@ -28,6 +28,7 @@ from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
 from . import objcheck, opt_worker
+from .vectorizer_guard import suspect_wrap_predicate
 
 
 @functools.cache
@@ -66,12 +67,10 @@ def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     """
     limit = IN_PROCESS_OPTIMIZATIONS
     if limit is None or next(_optimizations) < limit or _worker.unavailable:
-        optimize_here(module, target)
-        return module
+        return optimize_here(module, target)
     bitcode = _worker.optimize(module.as_bitcode(), target)
     if bitcode is None:  # the child could not be started: optimize here after all
-        optimize_here(module, target)
-        return module
+        return optimize_here(module, target)
     try:
         optimized = llvm.parse_bitcode(bitcode, context=module._context)
     except RuntimeError as exc:
@@ -80,8 +79,10 @@ def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     return optimized
 
 
-def optimize_here(module: llvm.ModuleRef, target: Target) -> None:
-    """``optimize`` in this process, changing ``module`` in place.
+def optimize_here(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
+    """``optimize`` in this process: returns the optimized module, ``module`` changed in
+    place or (when LLVM's loop vectorizer may have miscompiled it) a copy optimized
+    without the loop vectorizer, in ``module``'s context.
 
     First declares the libmvec variants of the libm functions the module calls that
     ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
@@ -93,11 +94,22 @@ def optimize_here(module: llvm.ModuleRef, target: Target) -> None:
         )
         vector_library.data_layout = module.data_layout
         module.link_in(vector_library)
-    tm = target_machine(target)
+    # A copy to optimize again without the loop vectorizer if LLVM 22's wrap-predicate
+    # bug may have struck (vectorizer_guard.py).
+    original = module.clone()
+    _run_o3(module, target, loop_vectorization=True)
+    if suspect_wrap_predicate(module) is None:
+        return module
+    _run_o3(original, target, loop_vectorization=False)
+    original.name = module.name
+    return original
+
+
+def _run_o3(module: llvm.ModuleRef, target: Target, loop_vectorization: bool) -> None:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
+    pto.loop_vectorization = loop_vectorization
     pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(tm, pto)
+    pb = llvm.create_pass_builder(target_machine(target), pto)
     pb.getModulePassManager().run(module, pb)
 
 
