@@ -15,6 +15,7 @@ import ctypes.util
 import functools
 import itertools
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -24,11 +25,14 @@ from pathlib import Path
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ... import config
 from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
 from . import objcheck, opt_worker
 from .vectorizer_guard import suspect_wrap_predicate
+
+log = logging.getLogger("spirvjit")
 
 
 @functools.cache
@@ -98,8 +102,11 @@ def optimize_here(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     # bug may have struck (vectorizer_guard.py).
     original = module.clone()
     _run_o3(module, target, loop_vectorization=True)
-    if suspect_wrap_predicate(module) is None:
+    suspect = suspect_wrap_predicate(module)
+    if suspect is None:
         return module
+    if config.debug():
+        log.info("spirvjit: %s: optimized without the loop vectorizer (LLVM 22 bug)", suspect)
     _run_o3(original, target, loop_vectorization=False)
     original.name = module.name
     return original
