@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from . import config as _config
 from .arguments import LocalMemory
 from .array import Array, asarray, empty, zeros
 from .device import Device, devices
@@ -33,6 +34,10 @@ from .errors import BinaryFormatError, CompileError, LaunchError, SpirvError, Sp
 from .program import JIT_OPTIONS, Kernel, Program
 from .stream import Event, Stream
 from .target import Target, parse_target
+
+# SPIRVJIT_DEBUG=1: the stderr handler is in place before the first line is logged (the
+# compiler's debug-level decisions come before the per-kernel summary that used to add it).
+_config.debug()
 
 __all__ = [
     "Array",

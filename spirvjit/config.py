@@ -39,15 +39,17 @@ _debug_handler: logging.Handler | None = None
 def _ensure_debug_handler() -> None:
     global _debug_handler
     logger = logging.getLogger("spirvjit")
+    # DEBUG, not INFO: the compiler's decisions (guard splits, producer repairs) are
+    # logged at debug level and are what the variable is set to see.
     if _debug_handler is not None or logger.hasHandlers():
-        if logger.getEffectiveLevel() > logging.INFO and _debug_handler is not None:
-            logger.setLevel(logging.INFO)
+        if logger.getEffectiveLevel() > logging.DEBUG and _debug_handler is not None:
+            logger.setLevel(logging.DEBUG)
         return
     _debug_handler = logging.StreamHandler()  # stderr
     _debug_handler.setFormatter(logging.Formatter("%(message)s"))
     logger.addHandler(_debug_handler)
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
+    if logger.getEffectiveLevel() > logging.DEBUG:
+        logger.setLevel(logging.DEBUG)
 
 
 def check() -> bool:

@@ -41,6 +41,8 @@ class Program:
     with this module and these spec constants (a unified binary's native variants);
     those kernels skip the JIT. ``other_targets`` does the same for other targets (a
     unified binary's GPU variants), used when a kernel runs on such a device.
+    ``offload_code``: a clang offload bundle's native ``gfx*`` entries the native-code
+    policy allowed (``offload_bundle.BundleEntry``), run on the AMD GPUs they match.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class Program:
         native_objects: Mapping[str, bytes] | None = None,
         other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
         options: Sequence[str] = (),
+        offload_code: Sequence = (),
     ):
         unknown = [o for o in options if o not in JIT_OPTIONS]
         if unknown:
@@ -75,6 +78,7 @@ class Program:
         # Native objects for other targets (a unified binary's GPU variants), used by
         # for_target.
         self._other_targets = dict(other_targets or {})
+        self.offload_code = tuple(offload_code)
         self._lock = threading.RLock()
         self._translation: Translation | None = None
         # Checked and debug translations (CPU), by their backend options.
@@ -82,6 +86,8 @@ class Program:
         self._translate_seconds = 0.0
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
+        # What backends keep per device for this program (GPU variables' state).
+        self.device_state: dict[Device, object] = {}
         self.origins: dict[str, str] = {}  # kernel -> "native", "memory", "disk" or "compile"
         self.kernel_names = tuple(e.name for e in self.module.entry_points)
         # Entry points and spec constants are checked now; function bodies are translated
@@ -122,13 +128,20 @@ class Program:
             name,
         )
 
-    def global_variable(self, name: str, dtype=None):
-        """A NumPy view of the program-scope variable ``name`` (HIP ``__device__`` /
-        ``__constant__``, OpenCL ``__global``) on the host CPU: read it after launches,
-        write it before them (hipMemcpyToSymbol's role). See ``device_globals.py``."""
-        from .device_globals import global_variable
-
-        return global_variable(self, name, dtype)
+    def global_variable(self, name: str, dtype=None, *, device: Device | None = None):
+        """The program-scope variable ``name`` (HIP ``__device__`` / ``__constant__``,
+        OpenCL ``__global``; source or mangled name) on ``device`` (default: where
+        launches naming no device run), to write before launches and read after them
+        (hipMemcpyToSymbol's and hipMemcpyFromSymbol's role). ``dtype`` reinterprets its
+        bytes. Every form has ``read(stream=None)``, ``write(value, stream=None)``,
+        ``name``, ``dtype``, ``shape`` and ``nbytes``; on the host CPU it is besides a
+        NumPy view of the variable itself, on a GPU a ``DeviceVariable`` whose read and
+        write copy. See ``device_globals.py``."""
+        if device is None:
+            device = backend(self.target.kind).default_device(self.target)
+            if device is None:
+                raise LaunchError(f"no {self.target.name} device is present", name)
+        return device.backend.global_variable(self, name, device, dtype)
 
     def __getattr__(self, name: str) -> Kernel:
         if name.startswith("_"):
@@ -169,6 +182,7 @@ class Program:
                     target=target,
                     native_objects=self._other_targets.get(target),
                     options=self.options,
+                    offload_code=self.offload_code,
                 )
                 self._for_targets[target] = found
             return found
@@ -221,14 +235,16 @@ class Program:
         name: str,
         times: jit.StageTimes | None = None,
         specialization: tuple[tuple[str, str], ...] = (),
-    ) -> tuple[bytes, str]:
+        compile: bool = True,
+    ) -> tuple[bytes | None, str]:
         """Native object code of kernel ``name`` for the target, and where it came from.
 
         Order: a native object given at load ("native"), the cache ("memory": compiled
         earlier by this process; "disk": the persistent cache; not asked when
         SPIRVJIT_DUMP is set), the JIT ("compile"; the result is stored in the cache).
         ``specialization``: launch values the backend bakes into this variant (e.g. the
-        largest work-group it is launched with, on AMD GPUs).
+        largest work-group it is launched with, on AMD GPUs). ``compile=False``: only
+        what is in hand (native or cached); ``(None, "")`` where it would be compiled.
         """
         times = times or jit.StageTimes()
         with self._lock:
@@ -244,6 +260,8 @@ class Program:
             hit = None if directory else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
+            if not compile:
+                return None, ""
             # Dumps are named after the kernel, the program and the variant, so that
             # same-named kernels of different programs do not overwrite each other.
             stem = f"{name}.{self.spirv_digest[:12]}.{self.target.name}"

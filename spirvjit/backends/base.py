@@ -130,6 +130,14 @@ class Backend(ABC):
             kernel,
         )
 
+    def global_variable(self, program: Program, name: str, device: Device, dtype=None):
+        """Program-scope variable ``name`` of ``program`` (the backend finds its build for
+        ``device``, as ``load`` does) on ``device``: an object with ``read``/``write``
+        (``device_globals.py``)."""
+        from ..errors import LaunchError
+
+        raise LaunchError(f"program-scope variables are not reachable on {device.name}", name)
+
     @abstractmethod
     def allocate(self, device: Device, nbytes: int) -> int:
         """``nbytes`` of device memory; returns its address."""

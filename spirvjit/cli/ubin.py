@@ -114,15 +114,19 @@ def register_inspect(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    from ..offload_bundle import describe_entries, read_offload_file
+    from ..offload_bundle import describe_entries, native_trust, open_offload_file
     from ..ubin.describe import describe, render
     from ..ubin.reader import read_file
 
-    offload = read_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
+    offload = open_offload_file(args.file)  # ROCm's bundles and .hip_fatbin sections
     if offload is not None:
-        with open(args.file, "rb") as f:
-            elf = f.read(4) == b"\x7fELF"
-        sys.stdout.write(describe_entries(*offload, elf=elf))
+        from .. import devices
+
+        trust = native_trust(offload.location_problem, None)
+        listing = describe_entries(
+            offload.entries, offload.name, offload.elf, trust, devices=devices()
+        )
+        sys.stdout.write(listing)
         return EXIT_OK
     info = describe(read_file(args.file))
     sys.stdout.write(json.dumps(info, indent=2) + "\n" if args.json else render(info))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
-from ..spirv.grammar import StorageClass
+from ..spirv.grammar import Decoration, FunctionParameterAttribute, StorageClass
 
 if TYPE_CHECKING:
     from .function import FunctionTranslator
@@ -74,6 +74,17 @@ _CASTS = frozenset(
 _GLOBAL_CLASSES = (StorageClass.CrossWorkgroup, StorageClass.UniformConstant)
 
 
+def _round_trip_source(t: FunctionTranslator, inst) -> int | None:
+    """The pointer that ``OpConvertUToPtr(OpConvertPtrToU(p))`` is, or None: clang-22 casts
+    every HIP kernel's pointer arguments to generic pointers through an integer."""
+    if inst.opname != "OpConvertUToPtr":
+        return None
+    source = t.module.defs.get(inst.operands[0])
+    if source is None or source.opname != "OpConvertPtrToU":
+        return None
+    return source.operands[0]
+
+
 def enabled(t: FunctionTranslator) -> bool:
     return bool(getattr(t.mt.abi, "checked", False))
 
@@ -103,6 +114,10 @@ def _origin(t: FunctionTranslator, pointer_id: int):
         if inst.opname in _CASTS:
             pid = inst.operands[0]
             continue
+        source = _round_trip_source(t, inst)
+        if source is not None:
+            pid = source
+            continue
         if inst.opname == "OpFunctionParameter":
             owner, calls, entries = _call_graph(t)
             fn = owner.get(pid)
@@ -122,6 +137,8 @@ def _origin(t: FunctionTranslator, pointer_id: int):
         if inst.opname == "OpVariable":
             if t.mt.is_builtin_variable(pid):
                 return None
+            if first_param is not None and inst.operands[0] == StorageClass.Function:
+                return None  # the caller's private variable: not addressable from here
             return ("variable", pid)
         return None
     return None
@@ -159,6 +176,12 @@ def _extent(t: FunctionTranslator, pointer_id: int):
     if origin[0] == "argument":
         index, param = origin[1], origin[2]
         storage = _storage_class(t, param)
+        if _by_value(t, param):
+            # A struct passed by value (HIP's are UniformConstant pointers): the kernel's
+            # own copy, as large as its type; the check table has no buffer for it.
+            pointee = t.llvm_type(t.types.spv(t.type_of(param)).element)
+            size = pointee.get_abi_size(t.mt.target_data)
+            return KIND_ARGUMENT, index, t.value(param), ir.Constant(I64, size)
         extent = _invariant(b, _table_word(b, table, CHECK_ARGS + 2 * index + 1))
         if storage == StorageClass.Workgroup:
             base = t.value(param)  # the argument's block in the group's local memory
@@ -174,6 +197,13 @@ def _extent(t: FunctionTranslator, pointer_id: int):
     pointee = t.llvm_type(t.types.spv(t.type_of(var)).element)
     size = pointee.get_abi_size(t.mt.target_data)
     return KIND_VARIABLE, var, value, ir.Constant(I64, size)
+
+
+def _by_value(t: FunctionTranslator, param: int) -> bool:
+    return any(
+        d.operands[0] == FunctionParameterAttribute.ByVal
+        for d in t.module.decorations_of(param, Decoration.FuncParamAttr)
+    )
 
 
 def _location(t: FunctionTranslator) -> tuple[int, int, int]:
@@ -436,6 +466,10 @@ def _chain_terms(t: FunctionTranslator, pointer_id: int):
         op = inst.opname
         if op in ("OpBitcast", "OpCopyObject", "OpPtrCastToGeneric", "OpGenericCastToPtr"):
             pid = inst.operands[0]
+            continue
+        source = _round_trip_source(t, inst)
+        if source is not None:
+            pid = source
             continue
         if op in (
             "OpPtrAccessChain",

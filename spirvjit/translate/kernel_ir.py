@@ -12,17 +12,23 @@ from ..errors import CompileError
 _REFERENCE = re.compile(r'@"?([-\w.$]+)"?')
 
 
-def kernel_ir(module: ir.Module, keep: str, mutable_globals: list[ir.GlobalVariable]) -> str:
+def kernel_ir(
+    module: ir.Module,
+    keep: str,
+    mutable_globals: list[ir.GlobalVariable],
+    roots: tuple[str, ...] = (),
+) -> str:
     """IR text of the function ``keep`` and what it reaches: its own module for the JIT.
 
     Only the globals ``keep`` references (transitively) are printed, so a kernel's
     compile time does not grow with the other kernels of its program. The program's
     mutable globals become declarations, resolved from the data object at load.
+    ``roots``: more globals to print (and what they reach) whether ``keep`` uses them.
     """
     mutable = {gv.name for gv in mutable_globals}
     by_name = {gv.name: gv for gv in module.global_values}
     texts: dict[str, str] = {}
-    pending = [keep]
+    pending = [keep, *roots]
     while pending:
         name = pending.pop()
         if name in texts or name not in by_name:

@@ -276,8 +276,13 @@ def rsqrt(t, ty, args, inst):
     # Where the target may be less exact (GPUs), the 2 ulp bound lets it use its
     # reciprocal square root instruction (AMD's v_rsq_f32: 1 ulp).
     inexact = t.mt.abi.fp32_divide_ulp is not None
+    # A target's own float rsqrt within the 2 ulp (NVIDIA's rsqrt.approx.f32: 2 ulp,
+    # what libdevice's __nv_rsqrtf and so clang's build use); sqrt + div is 2 slow paths.
+    own = getattr(t.mt.abi, "fp32_rsqrt_intrinsic", None) if inexact else None
 
     def scalar(wty, a):
+        if own and lane(wty) == FLOAT:
+            return per_lane(t, wty, a, lambda x: t.intrinsic(own, FLOAT, [x]))
         root = intrinsic(t, "sqrt", wty, a)
         quotient = t.b.fdiv(fconst(t, wty, 1.0), root, flags=["contract"] if inexact else [])
         if inexact:

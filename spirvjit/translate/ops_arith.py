@@ -363,10 +363,16 @@ def select(t: FunctionTranslator, inst: Instruction) -> ir.Value:
 @handles("OpDot")
 def dot(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     a, b = operands(t, inst)
-    products = t.b.fmul(a, b, flags=t.fast_math(inst))
+    flags = t.fast_math(inst)
+    if getattr(t.mt.abi, "contract_builtins", False):
+        # OpenCL C compiles with FP_CONTRACT on, and dot's bound (n-1 roundings of
+        # products and sums) holds with fused multiply-adds: the GPUs' FMA is free.
+        flags = (*flags, "contract") if "contract" not in flags else flags
+    products = t.b.fmul(a, b, flags=flags)
     total = t.b.extract_element(products, ir.Constant(I32, 0))
     for i in range(1, a.type.count):
-        total = t.b.fadd(total, t.b.extract_element(products, ir.Constant(I32, i)))
+        item = t.b.extract_element(products, ir.Constant(I32, i))
+        total = t.b.fadd(total, item, flags=flags)
     return total
 
 

@@ -127,6 +127,21 @@ def _warn_untrusted(binary: UnifiedBinary, why: str) -> None:
     )
 
 
+def _warn_untrusted_bundle(source, name: str, why: str) -> None:
+    """One warning per file and process: a bundle's native entries are not used."""
+    topic = os.path.realpath(source) if not isinstance(source, (bytes, bytearray)) else name
+    if topic in _warned:
+        return
+    _warned.add(topic)
+    log.warning(
+        "spirvjit: %s: not running its native gfx code objects (%s); its kernels JIT from "
+        "the amdgcnspirv entry. Trust it with SPIRVJIT_NATIVE=always or "
+        "load(..., native='always') if you know where it came from",
+        printable(name),
+        printable(why),
+    )
+
+
 def open_program(
     source: str | os.PathLike | bytes | UnifiedBinary,
     spec_constants: Mapping[int, object] | None = None,
@@ -190,18 +205,25 @@ def load(
     one warning. See docs/threat-model.md.
 
     Also reads ROCm's files: a clang offload bundle, or an ELF object, executable or
-    shared object with a ``.hip_fatbin`` section, runs their amdgcnspirv entry (SPIR-V
-    only: no native code, so ``native`` does not matter).
+    shared object with a ``.hip_fatbin`` section: their amdgcnspirv entry runs on every
+    device, and a native ``gfx*`` entry on the AMD GPUs it matches when ``native`` allows
+    (a bundle has no signature: under "trusted" only its location vouches for it).
 
     Raises BinaryFormatError for a corrupted or hostile file, OSError when it cannot
     be read, SpirvError when its module cannot be translated, ValueError for an unknown
     ``native``.
     """
     if not isinstance(path_or_bytes, UnifiedBinary):
-        from ..offload_bundle import read_offload_file, spirv_entry
+        from ..offload_bundle import native_trust, open_offload_file, spirv_entry
 
-        offload = read_offload_file(path_or_bytes)
+        offload = open_offload_file(path_or_bytes)
         if offload is not None:
-            entries, name = offload
-            return Program(spirv_entry(entries, name), spec_constants, name=name)
+            spirv = spirv_entry(offload.entries, offload.name)
+            gfx = [e for e in offload.entries if e.kind == "gfx" and e.data]
+            allowed, why = native_trust(offload.location_problem, native)
+            if gfx and not allowed:
+                if check_policy(native) == "trusted":  # "never" is the user's own choice
+                    _warn_untrusted_bundle(path_or_bytes, offload.name, why)
+                gfx = []
+            return Program(spirv, spec_constants, name=offload.name, offload_code=gfx)
     return open_program(path_or_bytes, spec_constants, module, native)[0]

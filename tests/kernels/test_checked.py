@@ -340,3 +340,35 @@ def test_benchmark_kernels_run_clean_and_right_when_checked(name, monkeypatch):
     global_size, local_size = case.ndrange(p)
     prog.kernel(name)(*args, global_size=global_size, local_size=local_size, check=True)
     assert case.compare(case.result(d, case.host_finish(d, p)), want) is None
+
+
+HIP_OOB = r"""
+#include <hip/hip_runtime.h>
+__global__ void shifted_copy(float *out, const float *in) {
+    int t = threadIdx.x;
+    out[t + 2] = in[t];
+}
+__global__ void reversed_tile(float *out, const float *in) {
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    out[t + 2] = s[63 - t];
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["shifted_copy", "reversed_tile"])
+def test_hip_pointer_arguments_are_checked(name):
+    # clang-22 casts a HIP kernel's pointer arguments to generic pointers through an
+    # integer (OpConvertPtrToU, OpConvertUToPtr): every access had an unknown origin and
+    # went unchecked, so these writes past `out` were not reported.
+    if find_tool("clang") is None:
+        pytest.skip("needs clang-22")
+    prog = spirvjit.compile_hip(HIP_OOB)
+    out = np.zeros(64, np.float32)
+    with pytest.raises(spirvjit.LaunchError) as info:
+        prog.kernel(name)(out, np.arange(64, dtype=np.float32), grid=(1,), block=(64,), check=True)
+    message = str(info.value)
+    assert "out-of-bounds write" in message and "argument 0" in message
+    assert "global id (62, 0, 0)" in message and "element index 64" in message

@@ -211,3 +211,43 @@ def test_math_links_the_device_library_in_the_kernels_context(target):
     source = "kernel void f(global float* a) { size_t i = get_global_id(0); a[i] = sin(a[i]); }"
     program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target(target))
     assert program.object_code("f")[0]
+
+
+RSQRT_DOT = """
+kernel void gravity(global const float4* p, global float* out, float eps2) {
+    size_t i = get_global_id(0);
+    float4 d = p[i] - p[0];
+    out[i] = rsqrt(dot(d, d) + eps2);
+}
+"""
+
+
+def test_nvidia_rsqrt_is_one_instruction_and_dot_is_fused():
+    # rsqrt was sqrt.rn + rcp.rn (two slow-path sequences, 31 registers in n-body against
+    # clang's 22); dot was 4 mul + 3 add where clang (FP_CONTRACT on) fuses them.
+    ptx = _asm(RSQRT_DOT, "gravity", "sm_90")
+    assert "rsqrt.approx.f32" in ptx
+    assert not re.search(r"\b(sqrt|rcp)\.rn\.f32", ptx)
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) >= 3
+    # Correctly rounded division and sqrt asked for: no approximate rsqrt either.
+    exact = _asm(RSQRT_DOT, "gravity", "sm_90", [CORRECTLY_ROUNDED])
+    assert "rsqrt.approx" not in exact and "sqrt.rn.f32" in exact
+
+
+def test_only_gpu_dots_are_contracted():
+    # The GPU ABIs fuse dot's products and sums; the host CPU keeps separate roundings.
+    program = spirvjit.compile_opencl(RSQRT_DOT)
+    host = str(program.translation().module)
+    gpu = str(program.for_target(spirvjit.parse_target("sm_90")).translation().module)
+    assert re.search(r"fmul contract <4 x float>", gpu)
+    assert re.search(r"fmul <4 x float>", host) and "contract" not in host
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_amd_packed_fp32_from_the_slp_vectorizer(target):
+    # clang's -O3 runs the SLP vectorizer, which packs independent float lanes into
+    # <2 x float> operations: gfx90a/gfx942 run them as v_pk_fma/mul/add_f32. Without it
+    # vec4_math had 10 packed operations against clang's 32.
+    source = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "vec4_math.cl"
+    gcn = _asm(source.read_text(), "vec4_math", target)
+    assert len(re.findall(r"\bv_pk_(fma|mul|add)_f32", gcn)) >= 32

@@ -250,15 +250,18 @@ def test_amd_kernels_are_built_for_256_and_larger_groups_get_a_variant(monkeypat
     out = np.zeros(4096, np.float32)
     program.k(out, global_size=4096, local_size=256, device=device)
     program.k(out, global_size=4096, local_size=128, device=device)
-    # The generic code object, then the variant for these launches' facts.
-    assert len(context.images) == 2
+    # The variant for these launches' facts only (the generic one is not needed).
+    assert len(context.images) == 1
     assert _max_flat_workgroup_size(context.images[0], tmp_path) == 256
-    assert _max_flat_workgroup_size(context.images[1], tmp_path) == 256
     program.k(out, global_size=4096, local_size=1024, device=device)
     program.k(out, global_size=4096, local_size=512, device=device)
-    assert len(context.images) == 3  # the variant is loaded once
-    assert _max_flat_workgroup_size(context.images[2], tmp_path) == 1024
-    assert [launch[2][0] for launch in context.launches] == [256, 128, 1024, 512]
+    assert len(context.images) == 2  # the variant is loaded once
+    assert _max_flat_workgroup_size(context.images[1], tmp_path) == 1024
+    # A launch with an offset and a partial group runs the generic code object.
+    program.k(out, global_size=4000, local_size=128, global_offset=(8,), device=device)
+    assert len(context.images) == 3
+    assert _max_flat_workgroup_size(context.images[2], tmp_path) == 256
+    assert [launch[2][0] for launch in context.launches] == [256, 128, 1024, 512, 128]
 
 
 SAXPY = """
@@ -285,8 +288,7 @@ def test_each_launch_runs_the_variant_of_its_launch_facts(fake):
         return ours.object_code("saxpy", None, launch_specialization(facts))[0]
 
     fast = image_of(global_size=1024, local_size=128)
-    generic = context.images[0]
-    assert generic == ours.object_code("saxpy")[0]
+    generic = ours.object_code("saxpy")[0]
     assert fast == variant("ids32", "uniform", "zero_offset") and fast != generic
     assert image_of(global_size=1024, local_size=128, global_offset=(64,)) == variant(
         "ids32", "uniform"
@@ -297,9 +299,39 @@ def test_each_launch_runs_the_variant_of_its_launch_facts(fake):
     assert image_of(global_size=2**31 - 256, local_size=256, global_offset=(256,)) == variant(
         "uniform"
     )
-    assert len(context.images) == 5  # the generic one and four variants, each once
+    assert len(context.images) == 4  # four variants, each once; no generic one
     assert image_of(global_size=512, local_size=64) == fast
+    assert len(context.images) == 4
+    # A launch that promises nothing runs the generic code object.
+    assert image_of(global_size=1000, local_size=128, global_offset=(2**31,)) == generic
     assert len(context.images) == 5
+
+
+def test_the_first_launch_compiles_only_the_variant_it_runs(fake, monkeypatch):
+    # It compiled the generic variant at load, then the specialised one it ran: twice
+    # the JIT time of the first launch for code it did not use.
+    from spirvjit import jit
+
+    context, device = fake
+    compiled = []
+    compile_kernel = jit.compile_kernel
+
+    def counting(translation, target, symbol, name, times, specialization, stem):
+        compiled.append(specialization)
+        return compile_kernel(translation, target, symbol, name, times, specialization, stem)
+
+    monkeypatch.setattr(jit, "compile_kernel", counting)
+    program = build(SAXPY.replace("saxpy", "saxpy_once"))
+    y, x = np.zeros(1024, np.float32), np.zeros(1024, np.float32)
+    program.saxpy_once(y, x, np.float32(2), global_size=1024, local_size=128, device=device)
+    assert compiled == [launch_specialization(("ids32", "uniform", "zero_offset"))]
+    assert len(context.images) == 1
+    # A kernel whose generic variant is cached loads it at once, as before.
+    other = Device("fake H200 #2", "nvidia", parse_target("sm_90"), 132, 1024, 228 * 1024)
+    program.for_target(device.target).object_code("saxpy_once")  # compiles, caches
+    assert len(compiled) == 2
+    program.saxpy_once.compile(other)
+    assert len(context.images) == 2 and len(compiled) == 2
 
 
 def test_launch_facts_of_partial_groups_and_offsets():

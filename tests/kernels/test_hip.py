@@ -235,8 +235,13 @@ def intrinsics_spirv() -> bytes:
     return hip_to_spirv(INTRINSICS)
 
 
-def test_generic_llvm_intrinsics_run_on_the_host(intrinsics_spirv):
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_generic_llvm_intrinsics_run_on_the_host(intrinsics_spirv, checked, monkeypatch):
     # Failed before: "calls 'spirv.llvm_memcpy_p4_p4_i64', which the module imports".
+    # Checked: failed with "module-scope variable with storage class Function" (a helper's
+    # pointer parameter followed to the caller's private variable).
+    if checked:
+        monkeypatch.setenv("SPIRVJIT_CHECK", "1")
     assert {"spirv.llvm_memcpy_p4_p4_i64", "spirv.llvm_cttz_i32", "spirv.llvm_frexp_f32_i32"} <= (
         imports(intrinsics_spirv)
     )
@@ -324,7 +329,8 @@ def test_global_variable_names_what_there_is():
     poly = prog.global_variable("poly")
     np.testing.assert_array_equal(poly, [1.0, -0.5, 0.25, -0.125])
     assert prog.global_variable("blocks_done", np.uint32).dtype == np.uint32
-    with pytest.raises(LaunchError, match="only on the host CPU"):
+    # On GPUs: tests/kernels/test_gpu_variables.py.
+    with pytest.raises(LaunchError, match="no gfx942 device is present"):
         prog.for_target(parse_target("gfx942")).global_variable("poly")
 
 
@@ -530,6 +536,11 @@ def test_gpu_launches_pass_grid_block_and_dynamic_shared_memory(dynamic, monkeyp
 
         def function(self, name):
             return name
+
+        def global_variable(self, symbol):
+            from spirvjit.backends.gpu.driver import GpuDriverError
+
+            raise GpuDriverError(f"no variables here: {symbol}")
 
         def alloc(self, nbytes):
             self.memory[0x1000 * (len(self.memory) + 1)] = nbytes

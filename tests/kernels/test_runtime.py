@@ -65,13 +65,16 @@ def test_dumps_of_same_named_kernels_do_not_overwrite_each_other(tmp_path, monke
 def test_debug_lines_reach_stderr_without_logging_configured(tmp_path):
     code = (
         "import numpy as np, spirvjit\n"
-        "p = spirvjit.compile_opencl('kernel void k(global int* a) { a[0] = 5; }')\n"
-        "p.kernel('k')(np.zeros(1, np.int32), global_size=1)\n"
+        "p = spirvjit.compile_opencl('kernel void k(global int* a, int n) {"
+        " size_t i = get_global_id(0); if (i < n) a[i] = 5; }')\n"
+        "p.kernel('k')(np.zeros(64, np.int32), 60, global_size=64)\n"
     )
     env = {**__import__("os").environ, "SPIRVJIT_DEBUG": "1", "SPIRVJIT_CACHE": "0"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "spirvjit: compile k for" in proc.stderr and "translate" in proc.stderr
+    # Debug-level decisions too (they were filtered out at INFO).
+    assert "ranges before masks" in proc.stderr
 
 
 def test_unknown_kernel_name_lists_the_kernels():

@@ -270,7 +270,7 @@ def _optimize(ir_text: str, loop_vectorization: bool = True) -> llvm.ModuleRef:
     module = llvm.parse_assembly(ir_text)
     if loop_vectorization:
         return codegen.optimize_here(module, host_target())
-    codegen._run_o3(module, host_target(), loop_vectorization=False)
+    codegen._run_pipeline(module, host_target(), 3, loop_vectorization=False)
     return module
 
 
@@ -279,7 +279,7 @@ def test_guard_sees_the_reduced_miscompile():
     from spirvjit.target import host_target
 
     module = llvm.parse_assembly(REDUCED_IR)
-    codegen._run_o3(module, host_target(), loop_vectorization=True)
+    codegen._run_pipeline(module, host_target(), 3, loop_vectorization=True)
     assert suspect_wrap_predicate(module) == "f"
     # optimize_here optimizes it again without the loop vectorizer.
     optimized = _optimize(REDUCED_IR)

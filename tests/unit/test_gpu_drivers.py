@@ -439,6 +439,14 @@ static int function(void **f, void *m, const char *name) {
     *f = FUNCTION;
     return m == MODULE && !strcmp(name, "k") ? 0 : 500;
 }
+static int copy_async(void *d, const void *s, size_t n, void *stream);
+/* A module's variable: "counter", 8 bytes at heap + 2048. */
+static int global(void **p, size_t *n, void *m, const char *name) {
+    if (m != MODULE || strcmp(name, "counter")) return 500;
+    *p = heap + 2048;
+    *n = 8;
+    return 0;
+}
 int cuInit(unsigned flags) { return flags; }
 int cuDeviceGetCount(int *n) { return count(n); }
 int cuDeviceGet(int *d, int i) { *d = i; return 0; }
@@ -457,6 +465,13 @@ int cuModuleLoadDataEx(void **m, const char *image, unsigned n, int *options, vo
 }
 int cuModuleGetFunction(void **f, void *m, const char *s) { return function(f, m, s); }
 int cuModuleUnload(void *m) { return m == MODULE ? 0 : 400; }
+int cuModuleGetGlobal_v2(uint64_t *p, size_t *n, void *m, const char *s) {
+    return global((void **)p, n, m, s);
+}
+int cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { memmove(H(d), H(s), n); return 0; }
+int cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st) {
+    return copy_async(H(d), H(s), n, st);
+}
 int cuMemAlloc_v2(uint64_t *p, size_t n) { *p = (uintptr_t)heap; return n > sizeof heap ? 2 : 0; }
 int cuMemFree_v2(uint64_t p) { return p == (uintptr_t)heap ? 0 : 1; }
 int cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { memcpy(H(d), s, n); return 0; }
@@ -540,6 +555,11 @@ int hipModuleLoadData(void **m, const void *image) {
 }
 int hipModuleGetFunction(void **f, void *m, const char *s) { return function(f, m, s); }
 int hipModuleUnload(void *m) { return m == MODULE ? 0 : 400; }
+int hipModuleGetGlobal(void **p, size_t *n, void *m, const char *s) { return global(p, n, m, s); }
+int hipMemcpyDtoD(void *d, const void *s, size_t n) { memmove(d, s, n); return 0; }
+int hipMemcpyDtoDAsync(void *d, const void *s, size_t n, void *st) {
+    return copy_async(d, s, n, st);
+}
 int hipMalloc(void **p, size_t n) { *p = heap; return n > sizeof heap ? 2 : 0; }
 int hipFree(void *p) { return p == heap ? 0 : 1; }
 int hipMemcpyHtoD(void *d, const void *s, size_t n) { memcpy(d, s, n); return 0; }
@@ -629,6 +649,29 @@ def _stub_streams_and_events(context, seen, function: int, params, invalid_handl
     context.destroy_stream(stream)
 
 
+def _stub_module_variable(context, module, not_found: str) -> None:
+    """A module's variable through the real C ABI: its address and size come back (the
+    address above 32 bits where the stub's heap is), and a device-to-device copy, plain
+    and on a stream, moves the data to it."""
+    address, size = module.global_variable("counter")
+    assert size == 8 and address > 0
+    data = (ctypes.c_ubyte * 8).from_buffer_copy(bytes(range(1, 9)))
+    scratch = context.alloc(8)  # the stub's heap start: 2048 bytes below the variable
+    context.copy_to_device(scratch, ctypes.addressof(data), 8)
+    context.copy_device_to_device(address, scratch, 8)
+    result = (ctypes.c_ubyte * 8)()
+    context.copy_to_host(ctypes.addressof(result), address, 8)
+    assert bytes(result) == bytes(range(1, 9))
+    stream = context.create_stream()
+    context.copy_device_to_device(scratch, address + 4, 4, stream)
+    context.synchronize_stream(stream)
+    context.copy_to_host(ctypes.addressof(result), scratch, 4)
+    assert bytes(result)[:4] == bytes(range(5, 9))
+    context.destroy_stream(stream)
+    with pytest.raises(GpuDriverError, match=f"looking up variable 'nothing' in k.*{not_found}"):
+        module.global_variable("nothing")
+
+
 def test_cuda_prototypes_match_the_c_abi(monkeypatch, stub_library):
     seen = _stub(monkeypatch, cuda, stub_library)
     assert cuda.devices() == [cuda.GpuDeviceInfo("nvidia", 0, "Stub 0", "sm_89", 1016, 1001, 1097)]
@@ -645,6 +688,7 @@ def test_cuda_prototypes_match_the_c_abi(monkeypatch, stub_library):
     assert list(seen[:14]) == expected
     context.synchronize()
     _stub_streams_and_events(context, seen, function, params, "CUDA_ERROR_INVALID_HANDLE")
+    _stub_module_variable(context, module, r"cuModuleGetGlobal_v2 failed .*\[500\]")
     module.unload()
     _stub_round_trip_and_errors(context, cuda)
 
@@ -664,6 +708,7 @@ def test_hip_prototypes_match_the_c_abi(monkeypatch, stub_library):
     assert list(seen[:13]) == expected
     context.synchronize()
     _stub_streams_and_events(context, seen, function, params, "hipErrorInvalidHandle")
+    _stub_module_variable(context, module, r"hipModuleGetGlobal failed .*\[500\]")
     module.unload()
     _stub_round_trip_and_errors(context, hip)
 

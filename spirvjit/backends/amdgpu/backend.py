@@ -50,6 +50,20 @@ class AmdgpuBackend(GpuBackend):
         lld = require_tool("ld.lld", f"linking the AMD code object of {what}")
         return run_on_bytes([lld, "-shared", "--no-undefined"], obj, "in.o", "hsaco", what, OURS)
 
+    def load(self, program, kernel: str, device):
+        """A bundle's native code object where one matches the device and fits the
+        kernel (``native.py``), else the JIT's code."""
+        if program.offload_code:
+            from ...offload_bundle import native_entry
+            from .native import load_native
+
+            entry = native_entry(program.offload_code, device.target.name)
+            if entry is not None:
+                loaded = load_native(self, program, kernel, device, entry)
+                if loaded is not None:
+                    return loaded
+        return super().load(program, kernel, device)
+
     def driver_devices(self):
         from . import hip
 

@@ -39,6 +39,9 @@ _PROTOTYPES: dict[str, Prototype] = {
     "hipModuleLoadData": (c_int, [_VOIDPP, c_void_p]),
     "hipModuleGetFunction": (c_int, [_VOIDPP, c_void_p, c_char_p]),
     "hipModuleUnload": (c_int, [c_void_p]),
+    "hipModuleGetGlobal": (c_int, [_VOIDPP, POINTER(c_size_t), c_void_p, c_char_p]),
+    "hipMemcpyDtoD": (c_int, [c_void_p, c_void_p, c_size_t]),
+    "hipMemcpyDtoDAsync": (c_int, [c_void_p, c_void_p, c_size_t, c_void_p]),
     "hipMalloc": (c_int, [_VOIDPP, c_size_t]),
     "hipFree": (c_int, [c_void_p]),
     "hipMemcpyHtoD": (c_int, [c_void_p, c_void_p, c_size_t]),
@@ -171,6 +174,7 @@ class HipModule(LoadedModule):
     """A loaded code object; kernels are looked up in it by name."""
 
     get_function_call = "hipModuleGetFunction"
+    get_global_call = "hipModuleGetGlobal"
     unload_call = "hipModuleUnload"
 
 
@@ -191,6 +195,8 @@ class HipContext(DeviceContext):
         "synchronize": "hipDeviceSynchronize",
         "to_device_async": "hipMemcpyHtoDAsync",
         "to_host_async": "hipMemcpyDtoHAsync",
+        "device_to_device": "hipMemcpyDtoD",
+        "device_to_device_async": "hipMemcpyDtoDAsync",
         "stream_create": "hipStreamCreate",
         "stream_destroy": "hipStreamDestroy",
         "stream_synchronize": "hipStreamSynchronize",

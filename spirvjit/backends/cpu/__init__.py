@@ -82,7 +82,9 @@ class CpuBackend(Backend):
         return kernel_ir(translation.module, symbol, translation.mutable_globals)
 
     def optimize(self, module, target: Target, symbol: str):
-        return codegen.optimize(module, target)
+        stepped = cpu_abi.stepped_workgroup_function(symbol) in {f.name for f in module.functions}
+        level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
+        return codegen.optimize(module, target, level)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         if debugload.is_debug_module(module):
@@ -165,6 +167,14 @@ class CpuBackend(Backend):
                     [g.name for g in translation.mutable_globals],
                 )
             return found
+
+    def global_variable(self, program, name: str, device: Device, dtype=None):
+        """A NumPy view of the variable itself (``device_globals.HostVariable``)."""
+        from ...device_globals import global_variable
+
+        if program.target.kind != self.kind:
+            program = program.for_target(device.target)
+        return global_variable(program, name, dtype)
 
     def data_address(self, program, symbol: str) -> int:
         """The address of ``program``'s writable program-scope variable ``symbol`` in this

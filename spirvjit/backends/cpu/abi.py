@@ -258,7 +258,7 @@ def emit_kernel_wrappers(
         # The step function's regions are not vectorized yet (vectorize.py).
         kernel.wfv_note = "not vectorized across work-items: barriers"
         wg = _emit_stepped_workgroup_function(
-            module, kernel, signature, f"{symbol}.wg", checked_abi
+            module, kernel, signature, stepped_workgroup_function(f"{symbol}.run"), checked_abi
         )
     else:
         wfv_features = None if checked_abi is not None else features
@@ -270,6 +270,12 @@ def emit_kernel_wrappers(
         wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
+
+
+def stepped_workgroup_function(runner: str) -> str:
+    """The name of the work-group function of a barrier kernel whose runner is ``runner``
+    (the optimizer runs O2 on modules that have one: codegen.STEPPED_SPEED_LEVEL)."""
+    return runner.removesuffix(".run") + ".steps"
 
 
 def _group_prologue(
@@ -499,7 +505,15 @@ def _emit_split_work_items(
             b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
             b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
             b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-            b.call(kernel, [*kernel_args, ctx])
+            if main or not guard_split.has_loop(kernel):
+                b.call(kernel, [*kernel_args, ctx])
+            else:
+                # The rest of a kernel with loops calls it out of line: one copy optimized
+                # for size (guard_split.rest_copy), not a second inlined copy whose loops
+                # the optimizer vectorizes and unrolls for a few boundary items per row.
+                # A kernel without loops costs less inlined than as a function.
+                b.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
+                guard_split.rest_copy(kernel)
             # The rest is at most a few boundary items per row: vectorizing it (with masks)
             # would only cost JIT time.
             loop.close(None if main else _scalar_loop_metadata(b.module))

@@ -25,7 +25,6 @@ from pathlib import Path
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ... import config
 from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
@@ -53,6 +52,13 @@ def data_ir(module: ir.Module, mutable_globals: list[ir.GlobalVariable]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Barrier kernels (one inlined copy of the step function per region) are optimized at
+# O2: a third less JIT time than O3 and, measured on the suite's barrier kernels (sgemm,
+# reduction, n-body, histogram), the same vector code in their hot loops and the same
+# run time within the noise. Kernels without barriers keep O3: its non-trivial loop
+# unswitching is what gives the guard split's main range plain vector code.
+STEPPED_SPEED_LEVEL = 2
+
 # How many modules this process optimizes itself before handing optimization to a
 # child process (see opt_worker.py: llvmlite leaks ~90 KiB per optimization). Most
 # processes compile far fewer kernels and never start the child; one that compiles
@@ -62,8 +68,9 @@ IN_PROCESS_OPTIMIZATIONS: int | None = 256
 _optimizations = itertools.count()
 
 
-def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
-    """Runs LLVM's O3 pipeline with loop and SLP vectorization for ``target``.
+def optimize(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> llvm.ModuleRef:
+    """Runs LLVM's O3 pipeline (``speed_level``: O2 for barrier kernels, see
+    ``STEPPED_SPEED_LEVEL``) with loop and SLP vectorization for ``target``.
 
     Returns the optimized module: ``module`` itself, or (once this process has run
     ``IN_PROCESS_OPTIMIZATIONS`` optimizations) a new module, in ``module``'s context,
@@ -71,10 +78,10 @@ def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     """
     limit = IN_PROCESS_OPTIMIZATIONS
     if limit is None or next(_optimizations) < limit or _worker.unavailable:
-        return optimize_here(module, target)
-    bitcode = _worker.optimize(module.as_bitcode(), target)
+        return optimize_here(module, target, speed_level)
+    bitcode = _worker.optimize(module.as_bitcode(), target, speed_level)
     if bitcode is None:  # the child could not be started: optimize here after all
-        return optimize_here(module, target)
+        return optimize_here(module, target, speed_level)
     try:
         optimized = llvm.parse_bitcode(bitcode, context=module._context)
     except RuntimeError as exc:
@@ -83,7 +90,7 @@ def optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     return optimized
 
 
-def optimize_here(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
+def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> llvm.ModuleRef:
     """``optimize`` in this process: returns the optimized module, ``module`` changed in
     place or (when LLVM's loop vectorizer may have miscompiled it) a copy optimized
     without the loop vectorizer, in ``module``'s context.
@@ -101,19 +108,20 @@ def optimize_here(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     # A copy to optimize again without the loop vectorizer if LLVM 22's wrap-predicate
     # bug may have struck (vectorizer_guard.py).
     original = module.clone()
-    _run_o3(module, target, loop_vectorization=True)
+    _run_pipeline(module, target, speed_level, loop_vectorization=True)
     suspect = suspect_wrap_predicate(module)
     if suspect is None:
         return module
-    if config.debug():
-        log.info("spirvjit: %s: optimized without the loop vectorizer (LLVM 22 bug)", suspect)
-    _run_o3(original, target, loop_vectorization=False)
+    log.debug("spirvjit: %s: optimized without the loop vectorizer (LLVM 22 bug)", suspect)
+    _run_pipeline(original, target, speed_level, loop_vectorization=False)
     original.name = module.name
     return original
 
 
-def _run_o3(module: llvm.ModuleRef, target: Target, loop_vectorization: bool) -> None:
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+def _run_pipeline(
+    module: llvm.ModuleRef, target: Target, speed_level: int, loop_vectorization: bool
+) -> None:
+    pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = loop_vectorization
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(target_machine(target), pto)
@@ -130,11 +138,10 @@ class _Worker:
         self._served = 0
         self.unavailable = False  # set when the child cannot start: optimize in-process
 
-    def optimize(self, bitcode: bytes, target: Target) -> bytes | None:
+    def optimize(self, bitcode: bytes, target: Target, speed_level: int = 3) -> bytes | None:
         """The optimized bitcode, or None when no child process can be started."""
-        header = json.dumps(
-            {"triple": target.triple, "arch": target.arch, "features": target.features}
-        ).encode()
+        fields = {"triple": target.triple, "arch": target.arch, "features": target.features}
+        header = json.dumps({**fields, "speed_level": speed_level}).encode()
         with self._lock:
             process = self._running()
             if process is None:

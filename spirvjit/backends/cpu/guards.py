@@ -217,3 +217,25 @@ def main_range(
     # near 2^64 wraps the sum: also below).
     fits = b.and_(fits, b.icmp_unsigned("<", start, ir.Constant(I64, 2**31)))
     return b.select(fits, lo, zero), b.select(fits, hi, zero)
+
+
+def rest_copy(kernel: ir.Function) -> None:
+    """Marks ``kernel`` for the out-of-line call of the rest range: its own body is then
+    optimized for size (no vectorizing, no unrolling: it runs a few boundary work-items
+    per row). The inlined copy of the main range follows its caller's attributes."""
+    kernel.attributes.add("minsize")
+    kernel.attributes.add("optsize")
+
+
+def has_loop(fn: ir.Function) -> bool:
+    """Whether ``fn`` has a loop: a branch back to its own block or an earlier one (the
+    translator appends blocks in SPIR-V order, where a loop's header precedes its body)."""
+    order = {block.name: i for i, block in enumerate(fn.blocks)}
+    for i, block in enumerate(fn.blocks):
+        term = block.terminator
+        targets = [
+            op for op in (term.operands if term is not None else []) if isinstance(op, ir.Block)
+        ]
+        if any(order.get(t.name, i + 1) <= i for t in targets):
+            return True
+    return False

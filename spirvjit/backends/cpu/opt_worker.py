@@ -1,4 +1,4 @@
-"""A child process that runs LLVM's O3 pipeline on bitcode for ``codegen.optimize``.
+"""A child process that runs LLVM's O3 (or O2) pipeline on bitcode for ``codegen.optimize``.
 
 Why a process: llvmlite 0.50 leaks every PassBuilder's PassInstrumentationCallbacks
 (``LLVMPY_CreatePassBuilder`` allocates it and nothing frees it) and, with it, the
@@ -9,7 +9,7 @@ optimizations in the user's process, further ones run here, and this process exi
 after ``MAX_REQUESTS`` so the leak stays bounded in both.
 
 Protocol on stdin/stdout, all integers little-endian u32: a request is the length
-and UTF-8 JSON of ``{"triple", "arch", "features"}``, then the length and bytes of
+and UTF-8 JSON of ``{"triple", "arch", "features", "speed_level"}``, then the length and bytes of
 the module's bitcode; the reply is a status (0 ok, 1 error), then the length and
 bytes of the optimized bitcode (ok) or of the UTF-8 error text (error). End of input
 ends the process.
@@ -64,7 +64,7 @@ def main() -> int:
             fields = json.loads(header)
             target = Target("cpu", fields["triple"], fields["arch"], fields["features"])
             module = llvm.parse_bitcode(bitcode, context=llvm.create_context())
-            module = codegen.optimize_here(module, target)
+            module = codegen.optimize_here(module, target, fields.get("speed_level", 3))
             reply, status = module.as_bitcode(), 0
         except Exception as exc:  # reported to the parent, which raises CompileError
             reply, status = f"{type(exc).__name__}: {exc}".encode(), 1

@@ -66,6 +66,8 @@ class GpuABI:
     # OpenCL 1.x atomics (atomic_inc, atom_add, ...) lower relaxed at their memory's
     # scope, as libclc does, instead of sequentially consistent (translate/imports.py).
     relaxed_legacy_atomics = True
+    # Built-ins whose bound allows it (dot) are computed with fused multiply-adds.
+    contract_builtins = True
     spaces: dict[int, int] = {}
     scopes: dict[int, str] = {}
 

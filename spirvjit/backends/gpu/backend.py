@@ -27,6 +27,7 @@ from .abi import FACT_PREFIX, GpuABI
 from .driver import DeviceContext, GpuDeviceInfo
 from .entry import DYNAMIC_SHARED, emit_entry
 from .launch import GpuKernel
+from .variables import ProgramVariables, export_names, rename_for_export
 
 log = logging.getLogger("spirvjit")
 
@@ -109,6 +110,7 @@ class GpuBackend(Backend):
         library and adds an entry point per kernel."""
         gpu = self.abi(target, options)
         translation = translate(module, gpu, spec_constants, prefix)
+        rename_for_export(translation, module, prefix)
         devicelib.bind(translation.module, self.device_library(), target.name)
         for name, fn in translation.kernel_functions.items():
             emit_entry(translation.module, gpu, fn, translation.kernels[name])
@@ -120,16 +122,26 @@ class GpuBackend(Backend):
     def kernel_ir(
         self, translation: Translation, target: Target, symbol: str, specialization=()
     ) -> str:
-        """IR text of the entry point and what it reaches. Program-scope variables become
-        part of each kernel's code object (not shared between kernels)."""
-        text = define_launch_facts(kernel_ir(translation.module, symbol, []), specialization)
+        """IR text of the entry point and what it reaches. Every program-scope variable
+        of the program becomes part of each kernel's code object, exported, whether the
+        kernel uses it or not (``variables.py`` keeps the copies one value)."""
+        exported = tuple(gv.name for gv in translation.mutable_globals)
+        text = kernel_ir(translation.module, symbol, [], exported)
+        text = define_launch_facts(text, specialization)
         # The next free metadata id: the kernel's own nodes (!fpmath, ...) come first.
         flag = 1 + max((int(n) for n in re.findall(r"^!(\d+) =", text, re.M)), default=-1)
         return f"{text}!llvm.module.flags = !{{!{flag}}}\n!{flag} = {self.module_flag}\n"
 
     def optimize(self, module: llvm.ModuleRef, target: Target, symbol: str) -> llvm.ModuleRef:
         """Links the device library if the kernel calls it, then runs O3 with only the
-        entry point visible."""
+        entry point and the program-scope variables visible (the variables stay
+        exported, so the host finds them and O3 does not fold them into constants)."""
+        # The translator's only non-internal variables are the program's mutable ones.
+        exported = {
+            gv.name
+            for gv in module.global_variables
+            if not gv.is_declaration and gv.linkage.name == "external"
+        }
         missing = [
             fn.name
             for fn in module.functions
@@ -147,10 +159,19 @@ class GpuBackend(Backend):
             if not fn.is_declaration and fn.name != symbol:
                 fn.linkage = "internal"
         for gv in module.global_variables:
-            if not gv.is_declaration and gv.name != DYNAMIC_SHARED:
+            if gv.name in exported:
+                # Exported but not preemptible (as clang marks HIP's device variables):
+                # accessed directly rather than through the GOT.
+                gv.visibility = "protected"
+            elif not gv.is_declaration and gv.name != DYNAMIC_SHARED:
                 gv.linkage = "internal"
         tm = target_machine(target)
-        pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+        # clang's -O3: with the vectorizers. SLP packs independent float lanes into
+        # <2 x float> operations, which gfx90a/gfx942 run as one v_pk_* instruction.
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(module, pb)
         return module
 
@@ -193,15 +214,20 @@ class GpuBackend(Backend):
 
         times = StageTimes()
         ours = program.for_target(device.target)
-        image, origin = ours.object_code(kernel, times)
+        # The generic variant only where it is in hand (native or cached): otherwise the
+        # first launch compiles just the variant it runs (most run a specialised one).
+        image, origin = ours.object_code(kernel, times, compile=False)
+        if image is None:
+            ours.translation()  # translation errors still surface here
+            origin = "compile"
         signature = program.signatures.get(kernel)
         if signature is None:
             raise LaunchError("no kernel of that name", kernel)
         context = self.context(device)
 
         def load_variant(variant: tuple[tuple[str, str], ...]):
-            image, _origin = ours.object_code(kernel, None, variant)
-            what = ", ".join(f"{k}={v}" for k, v in variant)
+            image, _origin = ours.object_code(kernel, times if not variant else None, variant)
+            what = ", ".join(f"{k}={v}" for k, v in variant) or "any launch"
             return context.load_module(image, f"kernel {kernel} specialised for {what}")
 
         return GpuKernel(
@@ -213,7 +239,38 @@ class GpuBackend(Backend):
             times,
             group_limit=self.group_limit(signature),
             load_variant=load_variant,
+            variables=self.variables(ours, device),
         )
+
+    def variables(self, program, device: Device) -> ProgramVariables | None:
+        """The state of ``program``'s variables on ``device`` (made once; None for a
+        program without mutable program-scope variables)."""
+        if not program.has_mutable_globals:
+            return None
+        with program._lock:
+            found = program.device_state.get(device)
+            if found is None:
+                symbols = {
+                    symbol: tuple(dict.fromkeys((symbol, program.module.names.get(i) or symbol)))
+                    for i, symbol in export_names(program.module).items()
+                }
+                describe = f"program {program.name!r} on {device.name}"
+                found = ProgramVariables(self.context(device), symbols, describe)
+                kernel = program.kernel_names[0] if program.kernel_names else None
+                if kernel is not None:
+                    found.set_first_load(lambda: program.kernel(kernel).compile(device))
+                program.device_state[device] = found
+            return found
+
+    def global_variable(self, program, name: str, device: Device, dtype=None):
+        """A ``DeviceVariable``: reads and writes copy (``variables.py``)."""
+        from ...device_globals import DeviceVariable, variable_type
+
+        ours = program.for_target(device.target)
+        variable_id, view_dtype, shape = variable_type(ours, name, dtype)
+        symbol = export_names(ours.module)[variable_id]
+        state = self.variables(ours, device)
+        return DeviceVariable(name, symbol, view_dtype, shape, device, state)
 
     def allocate(self, device: Device, nbytes: int) -> int:
         return self.context(device).alloc(nbytes)

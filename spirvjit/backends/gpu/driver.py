@@ -297,7 +297,8 @@ class DeviceContext:
     driver: Driver
     device_word: str  # "CUDA device", "HIP device": how errors name the device
     pointer_type: type = ctypes.c_void_p  # what the allocation call writes
-    # alloc, free, to_device(_async), to_host(_async), synchronize, stream_create,
+    # alloc, free, to_device(_async), to_host(_async), device_to_device(_async),
+    # synchronize, stream_create,
     # stream_destroy, stream_synchronize, event_create, event_record, event_synchronize,
     # event_elapsed, event_destroy -> the driver's call
     calls: dict[str, str]
@@ -346,6 +347,18 @@ class DeviceContext:
             self._call(what, self.calls["to_host"], dst_host_address, src, nbytes)
         else:
             self._call(what, self.calls["to_host_async"], dst_host_address, src, nbytes, stream)
+
+    def copy_device_to_device(
+        self, dst: int, src: int, nbytes: int, stream: int | None = None
+    ) -> None:
+        """Copies device memory to device memory (ordered after the stream's work, or the
+        default stream's)."""
+        self._use()
+        what = f"copying {nbytes} bytes within {self.device_word} {self.index}"
+        if stream is None:
+            self._call(what, self.calls["device_to_device"], dst, src, nbytes)
+        else:
+            self._call(what, self.calls["device_to_device_async"], dst, src, nbytes, stream)
 
     def synchronize(self) -> None:
         """Waits for all launches; a kernel fault is reported here."""
@@ -419,7 +432,9 @@ class LoadedModule:
     """A code image loaded into a DeviceContext; kernels are looked up in it by name."""
 
     get_function_call: str
+    get_global_call: str
     unload_call: str
+    address_type: type = ctypes.c_void_p  # what the global lookup writes
 
     def __init__(self, context: DeviceContext, handle: int, what: str):
         self.context = context
@@ -435,6 +450,19 @@ class LoadedModule:
         self.context._call(what, call, ctypes.byref(function), self.handle, name.encode())
         self.context._names[function.value] = name
         return function.value
+
+    def global_variable(self, symbol: str) -> tuple[int, int]:
+        """The device address and size in bytes of the variable the module exports as
+        ``symbol`` (hipModuleGetGlobal / cuModuleGetGlobal); GpuDriverError (error name
+        ...NotFound) when it exports none."""
+        self.context._use()
+        address, size = self.address_type(), ctypes.c_size_t()
+        what = f"looking up variable '{symbol}' in {self.what}"
+        call = self.get_global_call
+        self.context._call(
+            what, call, ctypes.byref(address), ctypes.byref(size), self.handle, symbol.encode()
+        )
+        return address.value or 0, size.value
 
     def unload(self) -> None:
         """Frees the module's device code; its functions must not be launched after."""

@@ -51,12 +51,13 @@ class GpuKernel:
         self,
         device: Device,
         context: DeviceContext,
-        image: bytes,
+        image: bytes | None,
         signature: KernelSignature,
         origin: str,
         times,
         group_limit: int | None = None,
         load_variant=None,
+        variables=None,
     ):
         self.device = device
         self.signature = signature
@@ -64,20 +65,29 @@ class GpuKernel:
         self.times = times  # jit.StageTimes of compiling and loading it
         self._packer = ArgumentPacker(signature, device_memory=True)
         self._context = context
-        self._module = times.run("load", context.load_module, image, f"kernel {signature.name}")
-        self._function = self._module.function(signature.name)
-        self.compile_seconds = times.total
+        # The program's variables (variables.ProgramVariables; None: it has none): every
+        # code object loaded holds a copy, brought up to date before its launches.
+        self._variables = variables
         # The code object is the generic variant: right for every launch with groups of
         # up to group_limit work-items (None: any). Other launches load, once each, a
         # variant specialised for what they need or promise: larger groups (built for
         # the device's limit) and launch facts (abi.LAUNCH_FACTS: 32-bit ids, no
         # offset, no partial groups). A unified binary's native code is used as is for
         # its launches: the promise of a unified binary is no compiling at run time.
+        # ``image`` None: the generic variant is not compiled yet; load_variant(())
+        # builds it when a launch runs it, so a first launch compiles one variant only.
         self._group_limit = group_limit
         self._load_variant = load_variant
         self._specialise = origin != "native" and load_variant is not None
-        self._variants: dict[tuple, int] = {(): self._function}
+        self._variants: dict[tuple, tuple[int, object]] = {}
         self._variant_modules: list = []  # kept loaded while the kernel is
+        if image is not None:
+            module = times.run("load", context.load_module, image, f"kernel {signature.name}")
+            self._variant_modules.append(module)
+            if variables is not None:
+                variables.register(module)
+            self._variants[()] = (module.function(signature.name), module)
+        self.compile_seconds = times.total  # translation only where image is None
         self._variant_lock = threading.Lock()
 
     def variant_for(self, items: int, facts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -90,15 +100,23 @@ class GpuKernel:
             variant.extend(launch_specialization(facts))
         return tuple(variant)
 
-    def _function_for(self, items: int, facts: tuple[str, ...] = ()) -> int:
+    def _function_for(self, items: int, facts: tuple[str, ...] = ()) -> tuple[int, object]:
+        """The function handle a launch runs, and its module."""
         variant = self.variant_for(items, facts)
         with self._variant_lock:
             found = self._variants.get(variant)
             if found is None:
                 module = self._load_variant(variant)
                 self._variant_modules.append(module)
-                found = self._variants[variant] = module.function(self.signature.name)
+                if self._variables is not None:
+                    self._variables.register(module)
+                found = self._variants[variant] = (module.function(self.signature.name), module)
             return found
+
+    def hidden_params(self, global_size, local_size, offset, dims: int) -> list[bytes]:
+        """The parameters after the kernel's own: spirvjit's entry points take the global
+        offset and the work dimension (``entry.py``)."""
+        return [struct.pack("<QQQI", *offset, dims)]
 
     def launch(
         self,
@@ -177,8 +195,10 @@ class GpuKernel:
                     f"{self.device.name} has {self.device.local_memory_bytes}",
                     sig.name,
                 )
-            params.append(struct.pack("<QQQI", *offset, dims))
-            function = self._function_for(items, launch_facts(gs, ls, offset))
+            params.extend(self.hidden_params(gs, ls, offset, dims))
+            function, module = self._function_for(items, launch_facts(gs, ls, offset))
+            if self._variables is not None:
+                self._variables.before_launch(module, None if stream is None else stream.handle)
             if stream is not None:
                 ctx.launch(function, gs, ls, shared, params, stream=stream.handle)
                 return  # no host copies (refused above), so nothing to wait for

@@ -27,6 +27,9 @@ class NvptxABI(GpuABI):
         Scope.Workgroup: "block",
         Scope.Device: "device",
     }
+    # rsqrt.approx.f32 (subnormals kept, IEEE special cases): 2 ulp per CUDA's rsqrtf,
+    # OpenCL C's bound for rsqrt. Not used under -cl-fp32-correctly-rounded-divide-sqrt.
+    fp32_rsqrt_intrinsic = "llvm.nvvm.rsqrt.approx.f"
 
     def entry_attributes(self, signature: KernelSignature) -> list[str]:
         required = signature.required_local_size

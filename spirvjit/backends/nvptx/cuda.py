@@ -38,6 +38,9 @@ _PROTOTYPES: dict[str, Prototype] = {
     "cuModuleLoadDataEx": (c_int, [_VOIDPP, c_void_p, c_uint, POINTER(c_int), _VOIDPP]),
     "cuModuleGetFunction": (c_int, [_VOIDPP, c_void_p, c_char_p]),
     "cuModuleUnload": (c_int, [c_void_p]),
+    "cuModuleGetGlobal_v2": (c_int, [POINTER(c_uint64), POINTER(c_size_t), c_void_p, c_char_p]),
+    "cuMemcpyDtoD_v2": (c_int, [c_uint64, c_uint64, c_size_t]),
+    "cuMemcpyDtoDAsync_v2": (c_int, [c_uint64, c_uint64, c_size_t, c_void_p]),
     "cuMemAlloc_v2": (c_int, [POINTER(c_uint64), c_size_t]),
     "cuMemFree_v2": (c_int, [c_uint64]),
     "cuMemcpyHtoD_v2": (c_int, [c_uint64, c_void_p, c_size_t]),
@@ -149,6 +152,8 @@ class CudaModule(LoadedModule):
     """A loaded cubin/PTX image; kernels are looked up in it by name."""
 
     get_function_call = "cuModuleGetFunction"
+    get_global_call = "cuModuleGetGlobal_v2"
+    address_type = c_uint64
     unload_call = "cuModuleUnload"
 
 
@@ -171,6 +176,8 @@ class CudaContext(DeviceContext):
         "synchronize": "cuCtxSynchronize",
         "to_device_async": "cuMemcpyHtoDAsync_v2",
         "to_host_async": "cuMemcpyDtoHAsync_v2",
+        "device_to_device": "cuMemcpyDtoD_v2",
+        "device_to_device_async": "cuMemcpyDtoDAsync_v2",
         "stream_create": "cuStreamCreate",
         "stream_destroy": "cuStreamDestroy_v2",
         "stream_synchronize": "cuStreamSynchronize",
