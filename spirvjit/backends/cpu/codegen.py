@@ -15,6 +15,7 @@ import ctypes.util
 import functools
 import itertools
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +29,9 @@ from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
 from . import objcheck, opt_worker
+from .vectorizer_guard import suspect_wrap_predicate
+
+log = logging.getLogger("spirvjit")
 
 
 @functools.cache
@@ -74,12 +78,10 @@ def optimize(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> ll
     """
     limit = IN_PROCESS_OPTIMIZATIONS
     if limit is None or next(_optimizations) < limit or _worker.unavailable:
-        optimize_here(module, target, speed_level)
-        return module
+        return optimize_here(module, target, speed_level)
     bitcode = _worker.optimize(module.as_bitcode(), target, speed_level)
     if bitcode is None:  # the child could not be started: optimize here after all
-        optimize_here(module, target, speed_level)
-        return module
+        return optimize_here(module, target, speed_level)
     try:
         optimized = llvm.parse_bitcode(bitcode, context=module._context)
     except RuntimeError as exc:
@@ -88,8 +90,10 @@ def optimize(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> ll
     return optimized
 
 
-def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> None:
-    """``optimize`` in this process, changing ``module`` in place.
+def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) -> llvm.ModuleRef:
+    """``optimize`` in this process: returns the optimized module, ``module`` changed in
+    place or (when LLVM's loop vectorizer may have miscompiled it) a copy optimized
+    without the loop vectorizer, in ``module``'s context.
 
     First declares the libmvec variants of the libm functions the module calls that
     ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
@@ -101,11 +105,26 @@ def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) 
         )
         vector_library.data_layout = module.data_layout
         module.link_in(vector_library)
-    tm = target_machine(target)
+    # A copy to optimize again without the loop vectorizer if LLVM 22's wrap-predicate
+    # bug may have struck (vectorizer_guard.py).
+    original = module.clone()
+    _run_pipeline(module, target, speed_level, loop_vectorization=True)
+    suspect = suspect_wrap_predicate(module)
+    if suspect is None:
+        return module
+    log.debug("spirvjit: %s: optimized without the loop vectorizer (LLVM 22 bug)", suspect)
+    _run_pipeline(original, target, speed_level, loop_vectorization=False)
+    original.name = module.name
+    return original
+
+
+def _run_pipeline(
+    module: llvm.ModuleRef, target: Target, speed_level: int, loop_vectorization: bool
+) -> None:
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
-    pto.loop_vectorization = True
+    pto.loop_vectorization = loop_vectorization
     pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(tm, pto)
+    pb = llvm.create_pass_builder(target_machine(target), pto)
     pb.getModulePassManager().run(module, pb)
 
 

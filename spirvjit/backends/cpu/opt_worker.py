@@ -64,7 +64,7 @@ def main() -> int:
             fields = json.loads(header)
             target = Target("cpu", fields["triple"], fields["arch"], fields["features"])
             module = llvm.parse_bitcode(bitcode, context=llvm.create_context())
-            codegen.optimize_here(module, target, fields.get("speed_level", 3))
+            module = codegen.optimize_here(module, target, fields.get("speed_level", 3))
             reply, status = module.as_bitcode(), 0
         except Exception as exc:  # reported to the parent, which raises CompileError
             reply, status = f"{type(exc).__name__}: {exc}".encode(), 1

@@ -7,12 +7,15 @@
 // (seed 4259 count 10 kernel 3, segment 1, 12 work-items), reduced by hand.
 // Run: kernel k3, global 64, local 16; in[i] = i * 2654435761u (256 words), gat: 64 zeros.
 // Without the if/else (or with x39 computed inline) the results are right.
-// The wrong x39 values are 7, 5, 5: h of work-items 0, 1, 2, i.e. lm[0..2] hold a value that
-// is live across the barriers (the select before the calls) when work-items 9..11 read
-// them. clang promotes lm to a module-scope Workgroup variable used only by sync24;
-// static_local_bytes is 128 and frame_bytes 24 (one work-item's frame is 24 bytes = lm[0..2]),
-// so some frame store seems to land at the start of the group's local memory.
-// Not fixed here: the barrier lowering is outside the front end (issue 12 item 1's area).
+// The wrong x39 values are 7, 5, 5: h of work-items 0, 1, 2 (frame words, which follow
+// the group's 128 bytes of local memory).
+// FIXED (branch i12-barrier2, tests/kernels/test_vectorizer_wrap.py): not a barrier bug.
+// LLVM 22's loop vectorizer made the work-item loop's lm[(lid + 7) % 16] a consecutive
+// <4 x i64> load without the check that the 4-bit index does not wrap (the check was
+// dropped as "implied" by the i32 one of in[lid + 154u]), so work-items 8..11 read
+// lm[15..18]: lm[16..18] are the first frame words. A kernel without barriers hits it too
+// (a[(lid + 7) % 16] + in[lid + 154u]). backends/cpu/vectorizer_guard.py detects such
+// vector loops and codegen.optimize_here re-optimizes the kernel without the loop vectorizer.
 static __attribute__((noinline)) long sync24(__local long *lm, long v, uint lid, uint off)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
