@@ -21,6 +21,7 @@ import heapq
 import struct
 
 from spirvjit.spirv import grammar
+from spirvjit.spirv.reader import TERMINATORS
 
 _OP = grammar.OPCODES
 _INSTRUCTIONS = grammar.INSTRUCTIONS
@@ -32,19 +33,6 @@ _OP_LABEL = _OP["OpLabel"]
 _OP_BRANCH = _OP["OpBranch"]
 _OP_BRANCH_CONDITIONAL = _OP["OpBranchConditional"]
 _OP_SWITCH = _OP["OpSwitch"]
-_TERMINATORS = frozenset(
-    _OP[name]
-    for name in (
-        "OpBranch",
-        "OpBranchConditional",
-        "OpSwitch",
-        "OpReturn",
-        "OpReturnValue",
-        "OpKill",
-        "OpUnreachable",
-        "OpTerminateInvocation",
-    )
-)
 Instruction = list[int]  # the words of one instruction
 
 
@@ -158,7 +146,7 @@ def _order_function(
         if current is None:
             return None
         current.append(inst)
-        if inst[0] & 0xFFFF in _TERMINATORS:
+        if inst[0] & 0xFFFF in TERMINATORS:
             current = None
     if current is not None or len(labels) < 2:
         return None

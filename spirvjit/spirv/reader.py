@@ -121,7 +121,7 @@ _GLOBAL_ONLY = frozenset(
     "OpAliasScopeDeclINTEL",
     "OpAliasScopeListDeclINTEL",
 )
-_TERMINATORS = frozenset(
+TERMINATORS = frozenset(
     _OP[name]
     for name in (
         "OpBranch",
@@ -559,7 +559,7 @@ class _Reader:
             raise self._error("instruction outside a block")
         else:
             self.block.instructions.append(inst)
-            if opcode in _TERMINATORS:
+            if opcode in TERMINATORS:
                 self.block = None
 
     def _global(self, inst: Instruction) -> None:

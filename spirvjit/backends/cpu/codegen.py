@@ -220,15 +220,21 @@ _worker = _Worker()
 atexit.register(_worker._stop)
 
 
-def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
+def emit_object(
+    module: llvm.ModuleRef, target: Target, machine: llvm.TargetMachine | None = None
+) -> bytes:
+    """The host object of ``module``; ``machine``: another target machine for ``target``
+    (debug mode's)."""
     try:
-        return target_machine(target).emit_object(module)
+        return (machine or target_machine(target)).emit_object(module)
     except RuntimeError as exc:
         raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 
 
-def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
-    return target_machine(target).emit_assembly(module)
+def emit_assembly(
+    module: llvm.ModuleRef, target: Target, machine: llvm.TargetMachine | None = None
+) -> str:
+    return (machine or target_machine(target)).emit_assembly(module)
 
 
 # Held while linking: one JIT library at a time is created, named and counted. Dropping

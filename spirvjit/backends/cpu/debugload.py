@@ -97,14 +97,11 @@ def _target_machine(target: Target) -> llvm.TargetMachine:
 
 
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
-    try:
-        return _target_machine(target).emit_object(module)
-    except RuntimeError as exc:
-        raise CompileError(f"LLVM failed to emit code for {module.name}", str(exc)) from None
+    return codegen.emit_object(module, target, _target_machine(target))
 
 
 def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
-    return _target_machine(target).emit_assembly(module)
+    return codegen.emit_assembly(module, target, _target_machine(target))
 
 
 def without_vex(module: ir.Module) -> None:
