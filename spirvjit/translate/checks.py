@@ -397,6 +397,37 @@ def guarded(
     return phi
 
 
+def report_flag(b: ir.IRBuilder, abi, ctx: ir.Value) -> ir.Value:
+    """i64: the launch's report flag now (non-zero once a violation was recorded)."""
+    return report_flag_at(b, abi.check_table(b, [ctx]))
+
+
+def yield_later_report(
+    b: ir.IRBuilder, table: ir.Value, before: ir.Value, index: ir.Value, local_sizes, starts
+) -> None:
+    """Before a report found after a region of a barrier kernel (the group's ``index``-th
+    work-item's): a report made since ``before`` (the flag when the region began) by a
+    later work-item of the same group is withdrawn, so that ``fail`` records the earlier
+    one, as checks made during the region in work-item order would have."""
+    now = report_flag_at(b, table)
+    lid = [b.load(_table_word(b, table, R_LID + d), typ=I64) for d in range(3)]
+    gid = [b.load(_table_word(b, table, R_GID + d), typ=I64) for d in range(3)]
+    later = b.and_(
+        b.icmp_unsigned("==", before, ir.Constant(I64, 0)),
+        b.icmp_unsigned("!=", now, ir.Constant(I64, 0)),
+    )
+    for d in range(3):
+        later = b.and_(later, b.icmp_unsigned("==", b.sub(gid[d], lid[d]), starts[d]))
+    linear = b.add(lid[0], b.mul(local_sizes[0], b.add(lid[1], b.mul(local_sizes[1], lid[2]))))
+    later = b.and_(later, b.icmp_unsigned(">", linear, index))
+    with b.if_then(later, likely=False):
+        b.atomic_rmw("xchg", _table_word(b, table, R_FLAG), ir.Constant(I64, 0), "monotonic")
+
+
+def report_flag_at(b: ir.IRBuilder, table: ir.Value) -> ir.Value:
+    return b.load_atomic(_table_word(b, table, R_FLAG), "monotonic", 8, typ=I64)
+
+
 # ----- checks hoisted out of the work-item loop ------------------------------------------
 #
 # An access whose byte offset from its array is an affine function of the work-item's ids
@@ -1016,9 +1047,14 @@ def _ranges(t: FunctionTranslator) -> _GroupRanges:
 
 def _group_checked(t: FunctionTranslator) -> ir.Value:
     """i1: this group's range check held (the work-group function's flag)."""
+    return _fast_bit(t, FAST_RANGES)
+
+
+def _fast_bit(t: FunctionTranslator, bit: int) -> ir.Value:
+    """i1: the work-group function's flag word has ``bit`` set (see ``versioned``)."""
     b = t.b
     flag = b.load(t.mt.abi.check_fast_slot(b, t.hidden[0]), typ=I64)
-    return b.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
+    return b.icmp_unsigned("!=", b.and_(flag, ir.Constant(I64, bit)), ir.Constant(I64, 0))
 
 
 def group_ranges(
@@ -1036,19 +1072,49 @@ def group_ranges(
     return b.call(fn, [*kernel_args, ctx])
 
 
-def versioned(b: ir.IRBuilder, inside: ir.Value | None, flag: ir.Value, emit) -> None:
-    """Emits the group's work-item loops (``emit()``) twice: with the flag set where the
-    range check held, with it clear (per-item checks) where it did not."""
-    if inside is None:
+# The flag word's bits: the group's hoisted range checks held; every byte of the group's
+# local memory was already written when the region began (barrier kernels, see _Shadow).
+FAST_RANGES, FAST_SHADOW_FULL = 1, 2
+
+
+def versioned(
+    b: ir.IRBuilder,
+    inside: ir.Value | None,
+    flag: ir.Value,
+    emit,
+    full: ir.Value | None = None,
+) -> None:
+    """Emits the group's work-item loops (``emit()``) once per case: with the flag's
+    FAST_RANGES bit set where the range check (``inside``) held, else clear (per-item
+    checks); ``full`` (i1, a barrier kernel's region): with FAST_SHADOW_FULL set where the
+    group's local memory was all written when the region began, which turns the region's
+    unset-read checks into constants (no branch left in its loops)."""
+
+    def run(value: int) -> None:
+        b.store(ir.Constant(I64, value), flag)
         emit()
+
+    def by_shadow(value: int) -> None:
+        if full is None:
+            run(value)
+            return
+        with b.if_else(full, likely=True) as (written, partly):
+            with written:
+                run(value | FAST_SHADOW_FULL)
+            with partly:
+                run(value)
+
+    if inside is None:
+        if full is None:
+            emit()
+        else:
+            by_shadow(0)
         return
     with b.if_else(inside, likely=True) as (fast, checked):
         with fast:
-            b.store(ir.Constant(I64, 1), flag)
-            emit()
+            by_shadow(FAST_RANGES)
         with checked:
-            b.store(ir.Constant(I64, 0), flag)
-            emit()
+            run(0)  # a violation is near: every check per item
 
 
 # ----- reads of __local memory never written in the group --------------------------------
@@ -1070,13 +1136,60 @@ _VSTORES = range(172, 179)  # OpenCL.std vstoren .. vstorea_halfn_r
 _SHADOW_RESET = "spirvjit.check.shadow_reset"
 
 
+_SHADOW_FULL = "spirvjit.check.shadow_full"
+
+
 def _shadow_on(t: FunctionTranslator) -> bool:
     found = getattr(t.mt, "_check_shadow", None)
     if found is None:
         found = t.mt._check_shadow = _every_local_write_seen(t)
         if found:
             _shadow_reset_function(t)
+            _shadow_full_function(t)
     return found
+
+
+def region_shadow_full(b: ir.IRBuilder, module: ir.Module, ctx: ir.Value) -> ir.Value | None:
+    """In a barrier kernel's work-group function, where a region begins: i1, every byte of
+    the group's local memory is written (its reads cannot be unset until the group ends:
+    the shadow's bytes only go from unset to set), or None when the shadow is off."""
+    fn = module.globals.get(_SHADOW_FULL)
+    return None if fn is None else b.call(fn, [ctx])
+
+
+def _shadow_full_function(t: FunctionTranslator) -> None:
+    """``spirvjit.check.shadow_full(ctx) -> i1``: no byte of the group's shadow is unset
+    (a branch-free AND over the bytes, so that the loop vectorizes)."""
+    module = t.mt.llmodule
+    if _SHADOW_FULL in module.globals:
+        return
+    fn = ir.Function(module, ir.FunctionType(I1, [PTR]), _SHADOW_FULL)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = fn.args[0]
+    table = t.mt.abi.check_table(b, [ctx])
+    local = b.ptrtoint(t.mt.abi.workgroup_address(b, [ctx], 0), I64)
+    shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
+    size = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
+    i8 = ir.IntType(8)
+    entry = b.block
+    head = fn.append_basic_block("head")
+    body = fn.append_basic_block("body")
+    out = fn.append_basic_block("out")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    every = b.phi(i8)
+    i.add_incoming(ir.Constant(I64, 0), entry)
+    every.add_incoming(ir.Constant(i8, 1), entry)
+    b.cbranch(b.icmp_unsigned("<", i, size), body, out)
+    b.position_at_end(body)
+    byte = b.load(b.gep(shadow, [i], source_etype=i8), typ=i8)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
+    every.add_incoming(b.and_(every, byte), body)
+    b.branch(head)
+    b.position_at_end(out)
+    b.ret(b.icmp_unsigned("!=", every, ir.Constant(i8, 0)))
 
 
 def _every_local_write_seen(t: FunctionTranslator) -> bool:
@@ -1179,6 +1292,9 @@ def _check_written(t: FunctionTranslator, pointer_id: int, address: ir.Value, si
     every = b.icmp_unsigned(
         "==", b.bitcast(each, ir.IntType(size)), ir.Constant(ir.IntType(size), -1)
     )
+    if getattr(t.mt.abi, "check_fast_slot", None) is not None:
+        # A region that began with the group's local memory all written reads no unset byte.
+        every = b.or_(every, _fast_bit(t, FAST_SHADOW_FULL))
     with b.if_then(b.not_(every), likely=False):
         origin = _origin(t, pointer_id)
         if origin is not None and origin[0] == "argument":

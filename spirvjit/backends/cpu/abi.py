@@ -597,6 +597,9 @@ def _emit_stepped_workgroup_function(
     from ...translate import checks
 
     inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)  # checked mode
+    # Checked mode: each work-item's next state, compared over the group after the region
+    # (no branch per work-item: the region's loop vectorizes as the unchecked one does).
+    states = b.alloca(ir.IntType(32), size=items, name="states") if checked_abi else None
     dispatch = fn.append_basic_block("dispatch")
     done = fn.append_basic_block("done")
     b.branch(dispatch)
@@ -608,6 +611,8 @@ def _emit_stepped_workgroup_function(
         b.position_at_end(region)
 
         def emit(number: int = number) -> None:
+            # Checked mode: whether a report was made before this region (see below).
+            reported = checks.report_flag(b, checked_abi, ctx) if states is not None else None
             loops = _work_item_loops(b, ctx, local_sizes, starts)
             linear = b.add(
                 b.mul(b.add(b.mul(loops[0].index, local_sizes[1]), loops[1].index), local_sizes[0]),
@@ -615,13 +620,18 @@ def _emit_stepped_workgroup_function(
             )
             state_arg = ir.Constant(ir.IntType(32), number)
             after = b.call(kernel, [*kernel_args, ctx, frames, linear, items, state_arg])
-            if checked_abi is not None:
-                _check_same_state(b, module, checked_abi, ctx, linear, after, state)
+            if states is not None:
+                b.store(after, b.gep(states, [linear], source_etype=ir.IntType(32)))
             b.store(after, state)
             for loop in reversed(loops):
                 loop.close()
+            if states is not None:
+                _check_same_states(
+                    b, module, checked_abi, ctx, items, local_sizes, starts, states, reported
+                )
 
-        checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
+        full = checks.region_shadow_full(b, module, ctx) if checked_abi else None
+        checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit, full)
         b.branch(dispatch)
     b.position_at_end(done)
     b.ret_void()
@@ -810,13 +820,7 @@ def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_o
         b.icmp_signed(">=", state, ir.Constant(i32, 0)),
     )
     with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
-        # The report names the work-item by the ids in the context: set them.
-        x = b.urem(scan.index, local_sizes[0])
-        y = b.urem(b.udiv(scan.index, local_sizes[0]), local_sizes[1])
-        z = b.udiv(scan.index, b.mul(local_sizes[0], local_sizes[1]))
-        for d, value in enumerate((x, y, z)):
-            b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
-            b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+        _set_ids(b, ctx, scan.index, local_sizes, starts)
         values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
         values[1] = b.sext(state, I64)  # which: this item's state
         values[2] = b.sext(first, I64)  # offset: the first item's
@@ -824,21 +828,71 @@ def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_o
     scan.close()
 
 
-def _check_same_state(b, module, abi, ctx, linear, after, state) -> None:
-    """Checked mode: every work-item of the group must stop at the same barrier (or all
-    finish) as the group's first; else a divergent-barrier report (translate/checks.py)."""
+def _set_ids(b: ir.IRBuilder, ctx: ir.Value, index: ir.Value, local_sizes, starts) -> None:
+    """Sets the context's local and global ids to those of the group's ``index``-th
+    work-item (a report names the work-item by the ids in the context)."""
+    x = b.urem(index, local_sizes[0])
+    y = b.urem(b.udiv(index, local_sizes[0]), local_sizes[1])
+    z = b.udiv(index, b.mul(local_sizes[0], local_sizes[1]))
+    for d, value in enumerate((x, y, z)):
+        b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + d))
+        b.store(b.add(starts[d], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + d))
+
+
+def _check_same_states(b, module, abi, ctx, items, local_sizes, starts, states, before) -> None:
+    """Checked mode, after a region of a barrier kernel: every work-item must stop at the
+    same barrier (or all finish) as the group's first; else the divergent-barrier report
+    (translate/checks.py) of the first that did not, exactly as a check after each
+    work-item's step gave it: which = that item's next state, offset = the first item's.
+
+    The region's work-items after that one have run too; a report one of them made in
+    this region (``before``: the report flag when the region began was clear) came later
+    in work-item order, so the barrier report replaces it."""
     from ...translate import checks
 
     i32 = ir.IntType(32)
-    with b.if_then(b.icmp_unsigned("!=", linear, ir.Constant(I64, 0))):
-        first = b.load(state, typ=i32)
-        with b.if_then(b.icmp_signed("!=", first, after), likely=False):
-            table = abi.check_table(b, [ctx])
-            words = [checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-            values = [ir.Constant(I64, w) for w in words]
-            values[1] = b.sext(after, I64)  # which: this item's next state
-            values[2] = b.sext(first, I64)  # offset: the first item's
-            b.call(checks.fail_function(module, abi), [table, *values, ctx])
+    fn = b.function
+
+    def state_at(index: ir.Value) -> ir.Value:
+        return b.load(b.gep(states, [index], source_etype=i32), typ=i32)
+
+    first = state_at(ir.Constant(I64, 0))
+    # Any work-item at another state: a branch-free OR over the group (vectorizes).
+    entry = b.block
+    head = fn.append_basic_block("same.head")
+    body = fn.append_basic_block("same.body")
+    out = fn.append_basic_block("same.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64)
+    differ = b.phi(I1)
+    i.add_incoming(ir.Constant(I64, 1), entry)
+    differ.add_incoming(ir.Constant(I1, 0), entry)
+    b.cbranch(b.icmp_unsigned("<", i, items), body, out)
+    b.position_at_end(body)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
+    differ.add_incoming(b.or_(differ, b.icmp_signed("!=", state_at(i), first)), body)
+    b.branch(head)
+    b.position_at_end(out)
+    with b.if_then(differ, likely=False):
+        # The first work-item at another state (one exists).
+        pre = b.block
+        find = fn.append_basic_block("same.find")
+        found = fn.append_basic_block("same.found")
+        b.branch(find)
+        b.position_at_end(find)
+        k = b.phi(I64)
+        k.add_incoming(ir.Constant(I64, 1), pre)
+        k.add_incoming(b.add(k, ir.Constant(I64, 1)), find)
+        b.cbranch(b.icmp_signed("!=", state_at(k), first), found, find)
+        b.position_at_end(found)
+        table = abi.check_table(b, [ctx])
+        checks.yield_later_report(b, table, before, k, local_sizes, starts)
+        _set_ids(b, ctx, k, local_sizes, starts)
+        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values[1] = b.sext(state_at(k), I64)  # which: this item's next state
+        values[2] = b.sext(first, I64)  # offset: the first item's
+        b.call(checks.fail_function(module, abi), [table, *values, ctx])
 
 
 def _load_kernel_args(
