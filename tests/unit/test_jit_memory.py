@@ -109,7 +109,9 @@ def test_loading_and_dropping_a_kernel_keeps_no_memory() -> None:
     generations: ~9 KiB per cycle (every JIT library's JITDylib stayed in the one
     LLJIT for good, with its symbol names); now ~0."""
     samples = rss_samples(300, 30, 20, "same", 0)
-    assert slope_kib(samples) < 1.0, samples
+    # 3 KiB: a third of what one leaked JITDylib costs, above the allocator's noise on a
+    # loaded machine (1.01 KiB was seen once in CI with a flat curve).
+    assert slope_kib(samples) < 3.0, samples
 
 
 def test_rss_stays_flat_over_compile_drop_cycles_sample() -> None:
