@@ -199,6 +199,9 @@ kernel void spin(global float* out, int n) {
 }''')
 out = np.zeros(1 << 22, np.float32)
 prog.spin(out, 1, global_size=out.size)  # compiled before the clock starts
+# A process started in the background by a non-interactive shell inherits SIGINT
+# ignored, and Python then installs no handler: restore the terminal's behaviour.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.perf_counter()
 try:
