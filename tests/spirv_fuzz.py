@@ -133,7 +133,8 @@ def mutate(seed: Seed, others: list[Seed], rng: random.Random) -> bytes:
             words[rng.randrange(5, len(words))] ^= 1 << rng.randrange(32)
         elif kind == 2:  # an operand becomes another defined id
             at = rng.choice(starts)
-            count = max(1, words[at] >> 16)
+            # An earlier mutation may have made the word count run past the end.
+            count = min(max(1, words[at] >> 16), len(words) - at)
             if count > 1 and seed.ids:
                 words[at + rng.randrange(1, count)] = rng.choice(seed.ids)
         elif kind == 3:  # a value operand becomes another value (type confusion)
@@ -145,7 +146,7 @@ def mutate(seed: Seed, others: list[Seed], rng: random.Random) -> bytes:
                 words[rng.choice(slots)] = rng.choice(seed.values)
         elif kind == 4:  # an operand word becomes a small number (ids, indices, counts)
             at = rng.choice(starts)
-            count = max(1, words[at] >> 16)
+            count = min(max(1, words[at] >> 16), len(words) - at)
             if count > 1:
                 words[at + rng.randrange(1, count)] = rng.randrange(64)
         elif kind == 5:  # remove an instruction
