@@ -57,6 +57,75 @@ _SIGNED_PREDICATES = frozenset({"slt", "sle", "sgt", "sge"})
 _TEMP = "spvjit.w"
 
 
+_VECTOR_CAST = re.compile(
+    rf"^(\s*){_NAME} = bitcast <(\d+) x i(\d+)> {_NAME} to <(\d+) x i(\d+)>{_TAIL}"
+)
+_EXTRACT = re.compile(
+    rf"^(\s*){_NAME} = extractelement <(\d+) x i(\d+)> {_NAME}, i(?:32|64) (\d+){_TAIL}"
+)
+_SPLIT = "spvjit.v"
+
+
+def split_odd_vector_casts(ir_text: str) -> tuple[str, int]:
+    """Rewrites ``extractelement (bitcast <N x iM> %x to <K x iB>), C`` with an odd ``B``
+    into ``trunc (lshr (extractelement %x, C*B/M), C*B%M) to iB``; returns the text and
+    how many extracts were rewritten.
+
+    InstCombine makes that shape of ``trunc (extractelement <N x iM> %v, c)`` (a switch on
+    ``v.s2 & 3`` narrowed to ``i2``); :func:`widen_odd_integers` takes ``trunc`` to an odd
+    width, not odd-width vectors. spir64 is little-endian: element C of the narrow vector is
+    bits [C*B, C*B+B) of the wide one. A cast with any other use is left as it is (and the
+    widener then refuses it, as before). The cast itself becomes a no-op bitcast to its own
+    type, so that clang's numbering of unnamed values stays intact."""
+    if _SPLIT in ir_text:
+        return ir_text, 0
+    lines = ir_text.split("\n")
+    casts: dict[str, tuple[int, str, int, int]] = {}  # result -> (line, source, lanes, width)
+    for index, line in enumerate(lines):
+        m = _VECTOR_CAST.match(line)
+        if m is None:
+            continue
+        lanes, width, narrow = int(m.group(3)), int(m.group(4)), int(m.group(7))
+        if _is_odd(narrow) and not _is_odd(width) and width % narrow == 0:
+            casts[m.group(2)] = (index, m.group(5), lanes, width)
+    if not casts:
+        return ir_text, 0
+    uses: dict[str, int] = dict.fromkeys(casts, 0)
+    extracts: list[tuple[int, re.Match]] = []
+    for index, line in enumerate(lines):
+        m = _EXTRACT.match(line)
+        if m is not None and m.group(5) in casts:
+            extracts.append((index, m))
+        for name in casts:
+            uses[name] += len(re.findall(re.escape(name) + r"(?![-\w$.])", line))
+    extracted: dict[str, int] = dict.fromkeys(casts, 0)
+    for _, m in extracts:
+        extracted[m.group(5)] += 1
+    # Each cast appears once as its own definition, then only as extracts' operand.
+    usable = {name for name in casts if uses[name] == 1 + extracted[name]}
+    rewritten = 0
+    for index, m in extracts:
+        name = m.group(5)
+        if name not in usable:
+            continue
+        _, source, lanes, width = casts[name]
+        narrow = int(m.group(4))
+        bit = int(m.group(6)) * narrow
+        indent, result, temp = m.group(1), m.group(2), f"%{_SPLIT}{rewritten}"
+        lines[index] = (
+            f"{indent}{temp}.e = extractelement <{lanes} x i{width}> {source}, i64 {bit // width}\n"
+            f"{indent}{temp}.s = lshr i{width} {temp}.e, {bit % width}\n"
+            f"{indent}{result} = trunc i{width} {temp}.s to i{narrow}"
+        )
+        rewritten += 1
+    for name in usable:
+        index, source, lanes, width = casts[name]
+        indent = _VECTOR_CAST.match(lines[index]).group(1)
+        vector = f"<{lanes} x i{width}>"
+        lines[index] = f"{indent}{name} = bitcast {vector} {source} to {vector}"
+    return "\n".join(lines), rewritten
+
+
 class UnsupportedWidth(ValueError):
     """An odd-width integer in a place :func:`widen_odd_integers` does not rewrite."""
 

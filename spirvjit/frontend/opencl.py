@@ -43,7 +43,11 @@ from collections.abc import Sequence
 from spirvjit.errors import CompileError
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
-from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
+from spirvjit.frontend.odd_widths import (
+    UnsupportedWidth,
+    split_odd_vector_casts,
+    widen_odd_integers,
+)
 from spirvjit.frontend.translator_fixups import fix_translator_spirv
 from spirvjit.frontend.translator_ir import (
     copy_conversion_results,
@@ -215,11 +219,13 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
     fixed, copied = copy_conversion_results(fixed)
     fixed, fused = fuse_fmuladd(fixed)
+    fixed, split = split_odd_vector_casts(fixed)
     try:
         fixed, widened = widen_odd_integers(fixed)
     except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
         _log.debug("%s: odd-width integers left as they are: %s", name, e)
         widened = 0
+    widened += split
     if widened or copied or fused:
         counts = (widened, copied, fused)
         _log.debug(

@@ -16,7 +16,11 @@ from harness import build, known_spirv_val_error, spirv_val, spirv_val_path, tra
 import spirvjit
 from spirvjit.errors import SpirvError
 from spirvjit.frontend import opencl
-from spirvjit.frontend.odd_widths import UnsupportedWidth, widen_odd_integers
+from spirvjit.frontend.odd_widths import (
+    UnsupportedWidth,
+    split_odd_vector_casts,
+    widen_odd_integers,
+)
 from spirvjit.frontend.translator_fixups import fix_translator_spirv
 from spirvjit.frontend.translator_ir import copy_conversion_results
 
@@ -222,6 +226,61 @@ def test_switch_narrowed_to_i3_runs(producer):
     out = np.zeros(x.size, np.int32)
     prog.kernel("k")(out, x, global_size=x.size)
     np.testing.assert_array_equal(out, SWITCH_MOD5[x % 5])
+
+
+VECTOR_LANE_SWITCH = """
+kernel void k(global const uchar4 *a, global const uchar4 *b, global const int16 *w,
+              global int *out) {
+    size_t i = get_global_id(0);
+    uchar4 v = max(a[i], b[i]);
+    int16 u = max(w[2 * i], w[2 * i + 1]);
+    int r;
+    switch (v.s2 & 3) { case 1: r = 5; break; case 2: r = 7; break; default: r = 9; }
+    switch (u.s0 % 4) { case 2: case 3: r += 100; break; default: r += 300; }
+    out[i] = r;
+}
+"""
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_switch_on_low_bits_of_a_vector_lane_runs(producer):
+    # clang-15 -O2 reads `v.s2 & 3` as lane 10 of `bitcast <4 x i8> to <16 x i2>`; the
+    # widener refused odd-width vectors and llvm-spirv-15 failed ("InvalidBitWidth: ... 2").
+    # Found by the differential tester (seeds 5018, 5235, 5259).
+    if producer == "translator":
+        _needs_translator()
+    prog = build(VECTOR_LANE_SWITCH, producer=producer)
+    rng = np.random.default_rng(3)
+    n = 256
+    a = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    b = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    w = rng.integers(-(2**31), 2**31, (2 * n, 16), dtype=np.int64).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    prog.kernel("k")(a, b, w, out, global_size=n)
+    low = np.maximum(a, b)[:, 2] & 3
+    expected = np.select([low == 1, low == 2], [5, 7], 9)
+    u0 = np.maximum(w[0::2, 0], w[1::2, 0]).astype(np.int64)
+    remainder = np.fmod(u0, 4)  # C's %: the sign of the dividend
+    expected += np.where((remainder == 2) | (remainder == 3), 100, 300)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_odd_vector_casts_with_other_uses_are_left_alone():
+    text = (
+        "define void @f(<4 x i8> %x) {\n"
+        "  %y = bitcast <4 x i8> %x to <16 x i2>\n"
+        "  %z = extractelement <16 x i2> %y, i64 9\n"
+        "  %w = shufflevector <16 x i2> %y, <16 x i2> %y, <2 x i32> <i32 0, i32 1>\n"
+        "  ret void\n}\n"
+    )
+    assert split_odd_vector_casts(text) == (text, 0)
+    only_extracts = text.replace(
+        "  %w = shufflevector <16 x i2> %y, <16 x i2> %y, <2 x i32> <i32 0, i32 1>\n", ""
+    )
+    rewritten, count = split_odd_vector_casts(only_extracts)
+    assert count == 1 and "<16 x i2>" not in rewritten
+    # Lane 9 of the i2 view is bits 18..19: element 2 of the i8 vector, shifted right by 2.
+    assert "extractelement <4 x i8> %x, i64 2" in rewritten and "lshr i8" in rewritten
 
 
 # --- blocks out of dominance order --------------------------------------------------------------
