@@ -30,3 +30,13 @@ __kernel void floor_nan_float(__global uint *out) {      // stores 0 (+0.0f); ex
 __kernel void control(__global uint *out) {              // stores 7 (a sanity check)
     out[get_global_id(0)] = 7;
 }
+// A vector division or remainder whose divisor is select(b, (int4)1, b == 0) with b from a
+// built-in call (convert_int4, mul_hi, select) is folded to a division by 1 in every lane:
+// PoCL stores (99, 11, 7, 7); the spec (and spirvjit, and PoCL with -cl-opt-disable) gives
+// (2, 2, 0, 7). The generator's safe vector div/mod helpers are written this way: the
+// differential tester's 5,000-program run (seeds 5320, 5420, 5461) found it three times.
+__kernel void vector_div_by_select(__global ulong *out) { // stores 99 11 7 7; expect 2 2 0 7
+    int4 b = convert_int4((uint4)(42U, 5U, 9U, 0U));
+    int4 v = (int4)(99, 11, 7, 7) / select(b, (int4)1, b == (int4)0);
+    out[0] = v.s0; out[1] = v.s1; out[2] = v.s2; out[3] = v.s3;
+}
