@@ -280,30 +280,43 @@ def _any_buffer(t: FunctionTranslator, table: ir.Value, address: ir.Value, size:
                 ok = b.or_(ok, _inside(b, address, size, b.ptrtoint(gv, I64), extent))
     # The arguments: a loop, their number is the host's.
     count = _invariant(b, _table_word(b, table, W_NARGS))
+
+    def any_argument(found: ir.Value, i: ir.Value) -> ir.Value:
+        word = b.add(ir.Constant(I64, CHECK_ARGS), b.shl(i, ir.Constant(I64, 1)))
+        base = _invariant(b, _table_word(b, table, word))
+        extent = _invariant(b, _table_word(b, table, b.add(word, ir.Constant(I64, 1))))
+        inside = b.and_(
+            b.icmp_unsigned("!=", base, ir.Constant(I64, 0)),
+            _inside(b, address, size, base, extent),
+        )
+        return b.or_(found, inside)
+
+    return fold_range(b, "chk.any", ir.Constant(I64, 0), count, ok, any_argument)
+
+
+def fold_range(b: ir.IRBuilder, name: str, start, count, init: ir.Value, step) -> ir.Value:
+    """An IR loop over i in [start, count) that folds ``acc = step(acc, i)`` from ``init``
+    (branch-free bodies, which LLVM vectorizes); returns the final ``acc``, the builder
+    after the loop."""
     fn = b.function
-    pre = b.block
-    head = fn.append_basic_block("chk.any.head")
-    body = fn.append_basic_block("chk.any.body")
-    out = fn.append_basic_block("chk.any.out")
+    entry = b.block
+    head = fn.append_basic_block(f"{name}.head")
+    body = fn.append_basic_block(f"{name}.body")
+    out = fn.append_basic_block(f"{name}.exit")
     b.branch(head)
     b.position_at_end(head)
     i = b.phi(I64)
-    found = b.phi(I1)
-    i.add_incoming(ir.Constant(I64, 0), pre)
-    found.add_incoming(ok, pre)
+    acc = b.phi(init.type)
+    i.add_incoming(start, entry)
+    acc.add_incoming(init, entry)
     b.cbranch(b.icmp_unsigned("<", i, count), body, out)
     b.position_at_end(body)
-    word = b.add(ir.Constant(I64, CHECK_ARGS), b.shl(i, ir.Constant(I64, 1)))
-    base = _invariant(b, _table_word(b, table, word))
-    extent = _invariant(b, _table_word(b, table, b.add(word, ir.Constant(I64, 1))))
-    inside = b.and_(
-        b.icmp_unsigned("!=", base, ir.Constant(I64, 0)), _inside(b, address, size, base, extent)
-    )
-    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
-    found.add_incoming(b.or_(found, inside), body)
+    folded = step(acc, i)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+    acc.add_incoming(folded, b.block)
     b.branch(head)
     b.position_at_end(out)
-    return found
+    return acc
 
 
 def _inside(b: ir.IRBuilder, address, size, base, extent) -> ir.Value:
@@ -1172,23 +1185,11 @@ def _shadow_full_function(t: FunctionTranslator) -> None:
     shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
     size = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
     i8 = ir.IntType(8)
-    entry = b.block
-    head = fn.append_basic_block("head")
-    body = fn.append_basic_block("body")
-    out = fn.append_basic_block("out")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    every = b.phi(i8)
-    i.add_incoming(ir.Constant(I64, 0), entry)
-    every.add_incoming(ir.Constant(i8, 1), entry)
-    b.cbranch(b.icmp_unsigned("<", i, size), body, out)
-    b.position_at_end(body)
-    byte = b.load(b.gep(shadow, [i], source_etype=i8), typ=i8)
-    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
-    every.add_incoming(b.and_(every, byte), body)
-    b.branch(head)
-    b.position_at_end(out)
+
+    def all_set(every: ir.Value, i: ir.Value) -> ir.Value:
+        return b.and_(every, b.load(b.gep(shadow, [i], source_etype=i8), typ=i8))
+
+    every = fold_range(b, "shadow", ir.Constant(I64, 0), size, ir.Constant(i8, 1), all_set)
     b.ret(b.icmp_unsigned("!=", every, ir.Constant(i8, 0)))
 
 

@@ -858,22 +858,11 @@ def _check_same_states(b, module, abi, ctx, items, local_sizes, starts, states, 
 
     first = state_at(ir.Constant(I64, 0))
     # Any work-item at another state: a branch-free OR over the group (vectorizes).
-    entry = b.block
-    head = fn.append_basic_block("same.head")
-    body = fn.append_basic_block("same.body")
-    out = fn.append_basic_block("same.exit")
-    b.branch(head)
-    b.position_at_end(head)
-    i = b.phi(I64)
-    differ = b.phi(I1)
-    i.add_incoming(ir.Constant(I64, 1), entry)
-    differ.add_incoming(ir.Constant(I1, 0), entry)
-    b.cbranch(b.icmp_unsigned("<", i, items), body, out)
-    b.position_at_end(body)
-    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
-    differ.add_incoming(b.or_(differ, b.icmp_signed("!=", state_at(i), first)), body)
-    b.branch(head)
-    b.position_at_end(out)
+
+    def differs(differ: ir.Value, i: ir.Value) -> ir.Value:
+        return b.or_(differ, b.icmp_signed("!=", state_at(i), first))
+
+    differ = checks.fold_range(b, "same", ir.Constant(I64, 1), items, ir.Constant(I1, 0), differs)
     with b.if_then(differ, likely=False):
         # The first work-item at another state (one exists).
         pre = b.block
