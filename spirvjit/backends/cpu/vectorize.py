@@ -47,6 +47,7 @@ import os
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...translate.function import overload_suffix
 from ...translate.mathlib import LIBMVEC
 
 I1 = ir.IntType(1)
@@ -1348,19 +1349,12 @@ def _is_type_suffix(part: str) -> bool:
 
 
 def _mangle(ty) -> str:
-    if isinstance(ty, ir.VectorType):
-        return f"v{ty.count}{_mangle(ty.element)}"
-    if isinstance(ty, ir.IntType):
-        return f"i{ty.width}"
-    if isinstance(ty, ir.FloatType):
-        return "f32"
-    if isinstance(ty, ir.DoubleType):
-        return "f64"
-    if isinstance(ty, ir.HalfType):
-        return "f16"
-    if isinstance(ty, ir.PointerType):
-        return "p0"
-    raise Declined(f"type {ty}")
+    """The intrinsic overload suffix of ``ty`` (function.overload_suffix); a type without
+    one declines."""
+    try:
+        return overload_suffix(ty)
+    except TypeError:
+        raise Declined(f"type {ty}") from None
 
 
 def _scalar_type(ty) -> bool:
