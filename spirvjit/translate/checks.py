@@ -1179,11 +1179,7 @@ def _shadow_full_function(t: FunctionTranslator) -> None:
     fn = ir.Function(module, ir.FunctionType(I1, [PTR]), _SHADOW_FULL)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = fn.args[0]
-    table = t.mt.abi.check_table(b, [ctx])
-    local = b.ptrtoint(t.mt.abi.workgroup_address(b, [ctx], 0), I64)
-    shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
-    size = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
+    shadow, size = _group_shadow(t, b, fn.args[0])
     i8 = ir.IntType(8)
 
     def all_set(every: ir.Value, i: ir.Value) -> ir.Value:
@@ -1191,6 +1187,14 @@ def _shadow_full_function(t: FunctionTranslator) -> None:
 
     every = fold_range(b, "shadow", ir.Constant(I64, 0), size, ir.Constant(i8, 1), all_set)
     b.ret(b.icmp_unsigned("!=", every, ir.Constant(i8, 0)))
+
+
+def _group_shadow(t: FunctionTranslator, b: ir.IRBuilder, ctx: ir.Value):
+    """(address of the group's shadow, its size in bytes: the group's local memory's)."""
+    table = t.mt.abi.check_table(b, [ctx])
+    local = b.ptrtoint(t.mt.abi.workgroup_address(b, [ctx], 0), I64)
+    shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
+    return shadow, _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
 
 
 def _every_local_write_seen(t: FunctionTranslator) -> bool:
@@ -1244,11 +1248,7 @@ def _shadow_reset_function(t: FunctionTranslator) -> None:
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), _SHADOW_RESET)
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    ctx = fn.args[0]
-    table = t.mt.abi.check_table(b, [ctx])
-    local = b.ptrtoint(t.mt.abi.workgroup_address(b, [ctx], 0), I64)
-    shadow = b.inttoptr(b.add(local, _invariant(b, _table_word(b, table, W_SHADOW))), PTR)
-    size = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
+    shadow, size = _group_shadow(t, b, fn.args[0])
     memset = _declare(module, *_memset())
     b.call(memset, [shadow, ir.Constant(ir.IntType(8), 0), size, ir.Constant(I1, 0)])
     b.ret_void()

@@ -451,14 +451,10 @@ def _called(module: ir.Module, fn: ir.Function) -> bool:
 
 def _global_id_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
     """The dimension of get_global_id that a load from ``pointer`` reads, if any."""
-    if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not ctx:
+    slot = wfv.context_slot(pointer, ctx)
+    if slot is None:
         return None
-    indices = pointer.indices
-    if len(indices) != 3 or not all(isinstance(i, ir.Constant) for i in indices):
-        return None
-    if indices[0].constant != 0 or indices[1].constant != 0:
-        return None
-    slot = indices[2].constant - _QUERY_BASE["global_id"]
+    slot -= _QUERY_BASE["global_id"]
     return slot if 0 <= slot < 3 else None
 
 

@@ -299,15 +299,7 @@ class _Vectorizer:
 
     def _ctx_slot(self, load) -> int | None:
         """The context slot a load reads (None: not a constant context slot)."""
-        pointer = load.operands[0]
-        if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
-            return None
-        indices = pointer.indices
-        if len(indices) != 3 or not all(isinstance(i, ir.Constant) for i in indices):
-            return None
-        if indices[0].constant != 0 or indices[1].constant != 0:
-            return None
-        return indices[2].constant
+        return context_slot(load.operands[0], self.ctx)
 
     def _reads_varying_slot(self, inst) -> bool:
         """A load of the x global or local id (or of a context slot not known)."""
@@ -1346,6 +1338,19 @@ def _is_type_suffix(part: str) -> bool:
     if part.startswith("v") and any(part.endswith(t) for t in ("f32", "f64", "f16", "p0")):
         return True
     return (part.startswith("i") or part.startswith("v")) and part.lstrip("vi0123456789x") == ""
+
+
+def context_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
+    """The work-item context slot ``pointer`` addresses (a constant GEP into ``ctx``),
+    else None."""
+    if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not ctx:
+        return None
+    indices = pointer.indices
+    if len(indices) != 3 or not all(isinstance(i, ir.Constant) for i in indices):
+        return None
+    if indices[0].constant != 0 or indices[1].constant != 0:
+        return None
+    return indices[2].constant
 
 
 def _mangle(ty) -> str:
