@@ -345,6 +345,16 @@ def guarded(
         return access()  # e.g. a private scalar, or a constant index into a local array
     b = t.b
     hoisted = isinstance(size, int) and _hoist(t, pointer_id, size)
+    fn = b.function
+    good = fn.append_basic_block("chk.ok") if hoisted else None
+    if hoisted:
+        # The group's whole range was checked before its first work-item ran: where it
+        # held, nothing of the per-item check runs (the branch folds to a constant in the
+        # copy of the loops that sets the flag, and the vectorizer, vectorize.py, drops
+        # the other side), else the per-item check below.
+        per_item = fn.append_basic_block("chk.item")
+        b.cbranch(_group_checked(t), good, per_item)
+        b.position_at_end(per_item)
     size = ir.Constant(I64, size) if isinstance(size, int) else size
     if size.type != I64:
         size = b.zext(size, I64)
@@ -367,13 +377,13 @@ def guarded(
             extent = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
             ok = _inside(b, address, size, base, extent)
         else:
+            if good is not None:  # no per-item check for such a pointer
+                b.branch(good)
+                b.position_at_end(good)
             return access()
         offset = ir.Constant(I64, 0)
-    if hoisted:
-        # The group's whole range was checked before its first work-item ran.
-        ok = b.or_(_group_checked(t), ok)
-    fn = b.function
-    good = fn.append_basic_block("chk.ok")
+    if good is None:
+        good = fn.append_basic_block("chk.ok")
     bad = fn.append_basic_block("chk.bad")
     join = fn.append_basic_block("chk.join")
     b.cbranch(ok, good, bad)
@@ -1096,16 +1106,19 @@ def versioned(
     flag: ir.Value,
     emit,
     full: ir.Value | None = None,
+    fast=None,
 ) -> None:
     """Emits the group's work-item loops (``emit()``) once per case: with the flag's
-    FAST_RANGES bit set where the range check (``inside``) held, else clear (per-item
-    checks); ``full`` (i1, a barrier kernel's region): with FAST_SHADOW_FULL set where the
-    group's local memory was all written when the region began, which turns the region's
-    unset-read checks into constants (no branch left in its loops)."""
+    FAST_RANGES bit set where the range check (``inside``) held (``fast()`` instead of
+    ``emit()`` when given: e.g. the vectorized loops, which have no per-item checks), else
+    clear (per-item checks); ``full`` (i1, a barrier kernel's region): with
+    FAST_SHADOW_FULL set where the group's local memory was all written when the region
+    began, which turns the region's unset-read checks into constants (no branch left in
+    its loops). The flag is always stored: the kernel's checks read it."""
 
     def run(value: int) -> None:
         b.store(ir.Constant(I64, value), flag)
-        emit()
+        (fast if fast is not None and value & FAST_RANGES else emit)()
 
     def by_shadow(value: int) -> None:
         if full is None:
@@ -1118,15 +1131,12 @@ def versioned(
                 run(value)
 
     if inside is None:
-        if full is None:
-            emit()
-        else:
-            by_shadow(0)
+        by_shadow(0)
         return
-    with b.if_else(inside, likely=True) as (fast, checked):
-        with fast:
+    with b.if_else(inside, likely=True) as (held, failed):
+        with held:
             by_shadow(FAST_RANGES)
-        with checked:
+        with failed:
             run(0)  # a violation is near: every check per item
 
 
