@@ -166,6 +166,51 @@ def _storage_class(t: FunctionTranslator, pointer_id: int) -> int | None:
     return spv.storage if spv.kind == "pointer" else None
 
 
+def _memory(t: FunctionTranslator, pointer_id: int) -> int | None:
+    """The storage class of the memory a pointer addresses: its own, or for a ``Generic``
+    pointer, the one every pointer it can have been cast from has (HIP reaches
+    ``__shared__`` variables and buffers through generic pointers), found through casts,
+    phis, selects and the call sites of helper functions; else ``Generic``."""
+    storage = _storage_class(t, pointer_id)
+    if storage != StorageClass.Generic:
+        return storage
+    owner, calls, entries = _call_graph(t)
+    found: set[int] = set()
+    seen: set[int] = set()
+    work = [pointer_id]
+    while work:
+        pid = work.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        storage = _storage_class(t, pid)
+        if storage is not None and storage != StorageClass.Generic:
+            found.add(storage)
+            continue
+        inst = t.module.defs.get(pid)
+        if inst is None or len(seen) > 256:
+            return StorageClass.Generic
+        source = _round_trip_source(t, inst)
+        if inst.opname in _CASTS:
+            work.append(inst.operands[0])
+        elif source is not None:
+            work.append(source)
+        elif inst.opname == "OpPhi":
+            work.extend(inst.operands[0::2])
+        elif inst.opname == "OpSelect":
+            work.extend(inst.operands[1:3])
+        elif inst.opname == "OpFunctionParameter" and pid in owner:
+            fn = owner[pid]
+            sites = calls.get(fn.id, [])
+            if fn.id in entries or not sites:
+                return StorageClass.Generic  # the host's pointer: anything
+            position = [p.result_id for p in fn.parameters].index(pid)
+            work.extend(site.operands[1 + position] for site in sites)
+        else:
+            return StorageClass.Generic  # loaded, returned by a call, a constant
+    return found.pop() if len(found) == 1 else StorageClass.Generic
+
+
 def _extent(t: FunctionTranslator, pointer_id: int):
     """(kind, which, base pointer, extent) for a pointer of known origin, else None."""
     origin = _origin(t, pointer_id)
@@ -339,7 +384,7 @@ def guarded(
     the violation. Returns the access's value (zero after a violation)."""
     if not enabled(t) or not isinstance(pointer, ir.Value):
         return access()
-    if _storage_class(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
+    if _memory(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
         access = _tracked(t, pointer_id, pointer, size, store, access)
     if isinstance(size, int) and _statically_inside(t, pointer_id, size):
         return access()  # e.g. a private scalar, or a constant index into a local array
@@ -1086,13 +1131,19 @@ def group_ranges(
     """In a work-group function, before the group's first work-item: clears the group's
     shadow of its local memory (when tracked); returns i1, the kernel's hoisted accesses
     all stay inside their arrays for this group, or None when it has none."""
-    reset = module.globals.get(_SHADOW_RESET)
-    if reset is not None:  # a new group: none of its local memory is written yet
-        b.call(reset, [ctx])
+    reset_group_shadow(b, module, ctx)
     fn = module.globals.get(kernel.name + RANGES_SUFFIX)
     if fn is None:
         return None
     return b.call(fn, [*kernel_args, ctx])
+
+
+def reset_group_shadow(b: ir.IRBuilder, module: ir.Module, ctx: ir.Value) -> None:
+    """Before a group's first work-item: clears its shadow of the local memory, when the
+    module tracks it (none of the group's local memory is written yet)."""
+    reset = module.globals.get(_SHADOW_RESET)
+    if reset is not None:
+        b.call(reset, [ctx])
 
 
 # The flag word's bits: the group's hoisted range checks held; every byte of the group's
@@ -1220,6 +1271,10 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
         spv = t.types.spv(inst.result_type)
         return spv.storage if spv.kind == "pointer" else None
 
+    def memory(value_id) -> int | None:
+        # A generic pointer cast from a known variable or argument (HIP) is that one's.
+        return None if storage(value_id) is None else _memory(t, value_id)
+
     for fn in t.module.functions:
         for block in fn.blocks:
             for inst in block.instructions:
@@ -1227,16 +1282,16 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
                 if op in ("OpStore", "OpCopyMemory", "OpCopyMemorySized") or op.startswith(
                     "OpAtomic"
                 ):
-                    if storage(inst.operands[0]) == StorageClass.Generic:
+                    if memory(inst.operands[0]) == StorageClass.Generic:
                         return False
                 elif op == "OpExtInst" and inst.operands[1] in _VSTORES:
-                    if any(storage(v) in maybe_local for v in inst.operands[2:]):
+                    if any(memory(v) in maybe_local for v in inst.operands[2:]):
                         return False
                 elif op == "OpGroupAsyncCopy" or (
                     op == "OpFunctionCall"
                     and inst.operands[0] in bodiless
                     and not _atomic_name(t, inst.operands[0])
-                    and any(storage(v) in maybe_local for v in inst.operands[1:])
+                    and any(memory(v) in maybe_local for v in inst.operands[1:])
                 ):
                     return False
     return True
@@ -1345,7 +1400,7 @@ def atomic_written(t: FunctionTranslator, inst) -> None:
     if not enabled(t):
         return
     pointer_id = inst.operands[1 if inst.opname == "OpFunctionCall" else 0]
-    if _storage_class(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
+    if _memory(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
         return
     pointer = t.value(pointer_id)
     if not isinstance(pointer, ir.Value):

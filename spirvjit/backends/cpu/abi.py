@@ -682,7 +682,7 @@ def _emit_wavefront_workgroup_function(
     ended no longer counts at s_barrier). ``checked_abi``: checked mode, where work-items
     waiting at different barriers are reported (finished ones are not).
     """
-    from ...translate import wavefront
+    from ...translate import checks, wavefront
 
     i32 = ir.IntType(32)
     fn = _workgroup_signature(module, name)
@@ -692,6 +692,11 @@ def _emit_wavefront_workgroup_function(
     frames = b.gep(
         local_base, [b.load(_launch_word(b, launch, "frames_offset"), typ=I64)], source_etype=I8
     )
+    if checked_abi is not None:
+        # Checked mode: the group's shadow starts clear, and the checks' flag word is 0
+        # (one copy of the loops, every check per work-item).
+        checks.reset_group_shadow(b, module, ctx)
+        b.store(ir.Constant(I64, 0), _context_slot(b, ctx, _CHECKED_RANGE_SLOT))
     items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
     plane = b.mul(local_sizes[0], local_sizes[1])
     wave_size = ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE)
