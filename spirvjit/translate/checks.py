@@ -44,6 +44,8 @@ PTR = ir.PointerType()
 R_FLAG, R_KIND, R_WHICH, R_OFFSET, R_SIZE, R_STORE = range(6)
 R_GID, R_LID = 6, 9  # 3 words each
 R_FILE, R_LINE, R_COLUMN, R_ADDRESS, R_EXTENT = 12, 13, 14, 15, 16
+# Where the kernel called the helper function that made the access (see _call_site).
+R_CALLER = 17
 W_ABORT, W_NARGS, W_LOCAL_BYTES, W_SHADOW = 20, 21, 22, 23
 CHECK_ARGS = 24
 
@@ -251,29 +253,72 @@ def _by_value(t: FunctionTranslator, param: int) -> bool:
     )
 
 
-def _location(t: FunctionTranslator) -> tuple[int, int, int]:
+def _lines(t: FunctionTranslator) -> dict:
     from ..debuginfo import line_table
 
     lines = getattr(t.mt, "_check_lines", None)
     if lines is None:
         lines = t.mt._check_lines = line_table(t.module)
+    return lines
+
+
+def _location(t: FunctionTranslator) -> tuple[int, int, int, int]:
+    """(file, line, column) of the instruction being translated (zeros without line
+    information), and ``_call_site``'s word."""
     inst = t.current
-    return lines.get(inst.offset, (0, 0, 0)) if inst is not None else (0, 0, 0)
+    here = _lines(t).get(inst.offset, (0, 0, 0)) if inst is not None else (0, 0, 0)
+    return (*here, _call_site(t))
+
+
+def _call_site(t: FunctionTranslator) -> int:
+    """In a helper function: where the kernel calls it (directly, or through helpers),
+    packed as ``file << 40 | line << 16 | column``, when each function on the way has one
+    call site (so the place is known without a run-time stack); the outermost call with
+    line information (a producer's entry wrapper has none). 0 in a kernel or else."""
+    owner, calls, entries = _call_graph(t)
+    caller_of = getattr(t.mt, "_check_call_owner", None)
+    if caller_of is None:
+        caller_of = t.mt._check_call_owner = {
+            id(inst): fn.id for fn in t.module.functions for inst in _body(fn)
+        }
+    lines = _lines(t)
+    found, fn_id = (0, 0, 0), t.fn.id
+    for _ in range(16):
+        if fn_id in entries:
+            break
+        sites = calls.get(fn_id, [])
+        if len(sites) != 1 or id(sites[0]) not in caller_of:
+            return 0
+        found = lines.get(sites[0].offset, (0, 0, 0)) if sites[0].offset in lines else found
+        fn_id = caller_of[id(sites[0])]
+    file, line, column = found
+    if not line:
+        return 0
+    return file << 40 | min(line, (1 << 24) - 1) << 16 | min(column, (1 << 16) - 1)
+
+
+def _body(fn):
+    return (inst for block in fn.blocks for inst in block.instructions)
+
+
+# Words a report takes (``fail_function``'s after the table).
+FAIL_WORDS = 11
 
 
 def fail_function(module: ir.Module, abi) -> ir.Function:
     """``spirvjit.check.fail(table, kind, which, offset, size, store, file, line, column,
-    address, extent, hidden...)``: records the first violation and aborts the launch."""
+    address, extent, caller, hidden...)``: records the first violation and aborts the launch."""
     name = "spirvjit.check.fail"
     if name in module.globals:
         return module.globals[name]
     hidden = abi.hidden_parameters()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR] + [I64] * 10 + hidden), name)
+    words_ty = [I64] * FAIL_WORDS
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, *words_ty, *hidden]), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     fn.attributes.add("cold")
-    table, *words = fn.args[:11]
-    fn_hidden = list(fn.args[11:])
+    table, *words = fn.args[: 1 + FAIL_WORDS]
+    fn_hidden = list(fn.args[1 + FAIL_WORDS :])
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     first = fn.append_basic_block("first")
     done = fn.append_basic_block("done")
@@ -297,6 +342,7 @@ def fail_function(module: ir.Module, abi) -> ir.Function:
         R_COLUMN,
         R_ADDRESS,
         R_EXTENT,
+        R_CALLER,
     )
     for index, value in zip(indices, words, strict=True):
         b.store(value, _table_word(b, table, index))
@@ -433,7 +479,7 @@ def guarded(
     join = fn.append_basic_block("chk.join")
     b.cbranch(ok, good, bad)
     b.position_at_end(bad)
-    file, line, column = _location(t)
+    file, line, column, caller = _location(t)
     b.call(
         fail_function(t.mt.llmodule, t.mt.abi),
         [
@@ -448,6 +494,7 @@ def guarded(
             ir.Constant(I64, column),
             address,
             extent,
+            ir.Constant(I64, caller),
             *t.hidden,
         ],
     )
@@ -1370,8 +1417,8 @@ def _check_written(t: FunctionTranslator, pointer_id: int, address: ir.Value, si
         else:
             kind, which = KIND_UNSET_LOCAL, 0
             base = t.mt.abi.workgroup_address(b, t.hidden, 0)
-        file, line, column = _location(t)
-        words = [kind, which, None, size, 0, file, line, column, None, 0]
+        file, line, column, caller = _location(t)
+        words = [kind, which, None, size, 0, file, line, column, None, 0, caller]
         values = [ir.Constant(I64, w) if w is not None else None for w in words]
         values[2] = b.sub(address, b.ptrtoint(base, I64))
         values[8] = address

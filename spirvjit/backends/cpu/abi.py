@@ -849,7 +849,8 @@ def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_o
     )
     with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
         _set_ids(b, ctx, scan.index, local_sizes, starts)
-        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values = [ir.Constant(I64, checks.KIND_BARRIER)]
+        values += [ir.Constant(I64, 0)] * (checks.FAIL_WORDS - 1)
         values[1] = b.sext(state, I64)  # which: this item's state
         values[2] = b.sext(first, I64)  # offset: the first item's
         b.call(checks.fail_function(module, abi), [abi.check_table(b, [ctx]), *values, ctx])
@@ -906,7 +907,8 @@ def _check_same_states(b, module, abi, ctx, items, local_sizes, starts, states, 
         table = abi.check_table(b, [ctx])
         checks.yield_later_report(b, table, before, k, local_sizes, starts)
         _set_ids(b, ctx, k, local_sizes, starts)
-        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values = [ir.Constant(I64, checks.KIND_BARRIER)]
+        values += [ir.Constant(I64, 0)] * (checks.FAIL_WORDS - 1)
         values[1] = b.sext(state_at(k), I64)  # which: this item's next state
         values[2] = b.sext(first, I64)  # offset: the first item's
         b.call(checks.fail_function(module, abi), [table, *values, ctx])
