@@ -157,3 +157,16 @@ def test_a_new_native_pool_misses_no_launch_and_closes(monkeypatch):
     pool = _make("native", 2)
     pool.close()  # at once
     assert not any(t.is_alive() for t in pool._threads)
+
+
+def test_workers_spin_only_where_a_core_is_left_for_the_launching_thread():
+    # A launch from the main thread runs on every worker while the main thread waits:
+    # with a worker per core, spinning workers would take the core it needs next.
+    assert workers.worker_spin(2, 2) == 0
+    assert workers.worker_spin(4, 2) == 0
+    assert workers.worker_spin(2, 16) == workers.WORKER_SPIN > 0
+    pool = _make("native", 1)
+    try:
+        assert pool._state.worker_spin == workers.worker_spin(1, launcher._cores())
+    finally:
+        pool.close()

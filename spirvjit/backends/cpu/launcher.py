@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import os
 import queue
 import threading
 from collections.abc import Sequence
@@ -167,6 +168,13 @@ class ThreadPool:
                 break
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 class NativePool:
     """Worker threads that wait for launches in native code (workers.py): no Python and
     no GIL between a launch's start and its end, so a multi-threaded launch costs a few
@@ -188,7 +196,7 @@ class NativePool:
         self.threads = max(1, threads)
         self._native = workers.functions()
         self._state = workers.PoolState()
-        self._state.worker_spin = workers.WORKER_SPIN
+        self._state.worker_spin = workers.worker_spin(self.threads, _cores())
         self._state.timeout_ns = int(self.SIGNAL_POLL_SECONDS * 1e9)
         self._wait_spin = workers.WAIT_SPIN
         self._arena = _Arena()  # the launching thread's own (it may take part)
