@@ -170,3 +170,37 @@ def test_workers_spin_only_where_a_core_is_left_for_the_launching_thread():
         assert pool._state.worker_spin == workers.worker_spin(1, launcher._cores())
     finally:
         pool.close()
+
+
+EXIT_WHILE_SPINNING = """
+import numpy as np, spirvjit
+from spirvjit.backends.cpu import launcher
+prog = spirvjit.compile_opencl("kernel void f(global int* a) { a[get_global_id(0)] += 1; }")
+a = np.zeros(1 << 16, np.int32)
+prog.f(a, global_size=a.size)
+pool = launcher.thread_pool()
+pool._state.worker_spin = 1 << 40  # the workers spin on through the interpreter's exit
+prog.f(a, global_size=a.size)
+assert (a == 2).all()
+print("ok", type(pool).__name__)
+"""
+
+
+def test_the_process_exits_cleanly_while_its_workers_spin():
+    import os
+    import subprocess
+    import sys
+
+    if not workers.supported():
+        pytest.skip("no native pool on this platform")
+    env = {**os.environ, "SPIRVJIT_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_WHILE_SPINNING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["ok", "NativePool"]

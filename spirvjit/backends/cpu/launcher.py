@@ -355,6 +355,11 @@ def thread_pool() -> ThreadPool | NativePool:
     with _pool_lock:
         if _pool is None:
             _pool = make_pool(config.num_threads())
+            if isinstance(_pool, NativePool):
+                # Its workers read its state until the process ends (workers.keep_forever).
+                from . import workers
+
+                workers.keep_forever(_pool)
         return _pool
 
 

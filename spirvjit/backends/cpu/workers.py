@@ -266,5 +266,13 @@ def functions() -> NativeFunctions:
     """The pool functions, compiled on first use (the caller holds the pool lock)."""
     global _functions
     if _functions is None:
-        _functions = NativeFunctions()
+        _functions = keep_forever(NativeFunctions())
     return _functions
+
+
+def keep_forever(obj):
+    """``obj``, given a reference nothing drops: the workers run its code and read its
+    memory while the interpreter tears down the modules at exit (a spinning worker
+    would run unmapped JIT code); the process's end frees it."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    return obj
