@@ -204,3 +204,45 @@ def test_the_process_exits_cleanly_while_its_workers_spin():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["ok", "NativePool"]
+
+
+FORKED = """
+import os, sys
+import numpy as np, spirvjit
+from spirvjit.backends.cpu import launcher
+if sys.argv[1] == "python":
+    launcher._pool = launcher.ThreadPool(2)
+prog = spirvjit.compile_opencl("kernel void f(global int* a) { a[get_global_id(0)] += 1; }")
+a = np.zeros(1 << 16, np.int32)
+prog.f(a, global_size=a.size)  # the pool's threads start in this process
+pid = os.fork()
+if pid == 0:
+    prog.f(a, global_size=a.size)  # multi-threaded, in a child that has none of them
+    os._exit(0 if (a == 2).all() else 3)
+_, status = os.waitpid(pid, 0)
+prog.f(a, global_size=a.size)
+print("child", os.waitstatus_to_exitcode(status), "parent", int(a[0]))
+"""
+
+
+@pytest.mark.parametrize("pool", ["default", "python"])
+def test_a_forked_child_launches_on_threads_of_its_own(pool):
+    # Before: the child's first multi-threaded launch waited forever for the parent's
+    # workers (a fork copies only the thread that forked).
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    env = {**os.environ, "SPIRVJIT_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED, pool],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["child", "0", "parent", "2"]

@@ -337,6 +337,20 @@ _pool: ThreadPool | NativePool | None = None
 _pool_lock = threading.Lock()
 
 
+def _forget_pool_after_fork() -> None:
+    # A forked child has only the thread that forked: the pool's workers stayed in the
+    # parent, and a multi-threaded launch waited for them forever. The child starts its
+    # own pool at its first such launch (a lock held by another thread of the parent at
+    # the fork would stay held: the lock is new too).
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
 def make_pool(threads: int) -> ThreadPool | NativePool:
     """A pool of ``threads`` workers: native where the platform allows, else Python's."""
     from . import workers
