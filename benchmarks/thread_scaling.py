@@ -51,23 +51,36 @@ def _interleaved(runs: dict[str, object], repeats: int, warmup: int) -> dict[str
     return times
 
 
-def _blocks(runs: dict[str, object], repeats: int, rounds: int = 3) -> dict[str, list[float]]:
+def _cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _blocks(
+    runs: dict[str, object], repeats: int, rounds: int = 3
+) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Seconds of ``repeats`` runs of each callable, in blocks of runs of one callable,
-    the blocks taking turns ``rounds`` times. Blocks, not run by run: after a launch
-    OpenMP's threads spin for a while (and so may spirvjit's, with a core to spare) and
-    would take the cores from the next contender's launch."""
+    the blocks taking turns ``rounds`` times, and the process's CPU seconds per run (the
+    median over the blocks; all threads, spinning included). Blocks, not run by run: after
+    a launch OpenMP's threads spin for a while (and so may spirvjit's, with a core to
+    spare) and would take the cores from the next contender's launch."""
     times: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
     clock = time.perf_counter
     per_block = max(1, repeats // rounds)
     for _ in range(rounds):
         for name, run in runs.items():
             for _ in range(5):
                 run()
+            used = _cpu_seconds()
             for _ in range(per_block):
                 start = clock()
                 run()
                 times[name].append(clock() - start)
-    return times
+            cpu[name].append((_cpu_seconds() - used) / per_block)
+    return times, {k: statistics.median(v) for k, v in cpu.items()}
 
 
 def _small_runs(n: int, kernels: dict, pools: dict, fn) -> tuple[dict, object]:
@@ -140,10 +153,11 @@ def child(names: list[str], mode: str, repeats: int, small_repeats: int) -> dict
     fn = native_c.library(case).saxpy
     for groups in SMALL_GROUPS:
         runs, check = _small_runs(groups * SMALL_LOCAL, kernels, pools, fn)
-        times = _blocks(runs, small_repeats)
+        times, cpu = _blocks(runs, small_repeats)
         launcher._pool = pools["spirvjit"]
         out["small"][str(groups)] = {k: statistics.median(v) for k, v in times.items()}
         out["small"][str(groups)].update({f"{k} min": min(v) for k, v in times.items()})
+        out["small"][str(groups)].update({f"{k} cpu": v for k, v in cpu.items()})
         check(3 * (small_repeats // 3 + 5))
     return out
 
@@ -201,7 +215,8 @@ def render(results: list[dict], opts, machine: list[tuple[str, str]]) -> str:
         f"native speed-up vs {base['threads']} thread",
         "spirvjit vs native (median)",
     ]
-    labels = [k for k in base["small"][str(SMALL_GROUPS[0])] if not k.endswith(" min")]
+    first = base["small"][str(SMALL_GROUPS[0])]
+    labels = [k for k in first if not k.endswith((" min", " cpu"))]
     small_rows = []
     for groups in SMALL_GROUPS:
         for r in results:
@@ -211,6 +226,7 @@ def render(results: list[dict], opts, machine: list[tuple[str, str]]) -> str:
                     f"{groups} x {SMALL_LOCAL}",
                     str(r["threads"]),
                     *(f"{_us(cell[k])} ({_us(cell[k + ' min'])})" for k in labels),
+                    *(_us(cell[k + " cpu"]) for k in labels),
                 ]
             )
     lines = [
@@ -233,14 +249,18 @@ def render(results: list[dict], opts, machine: list[tuple[str, str]]) -> str:
         "",
         markdown_table(header, rows),
         "",
-        "## Small launches: µs per launch, median (min)",
+        "## Small launches: µs per launch, median (min), and CPU µs per launch",
         "",
         "saxpy over N work-groups of 64 work-items, `local_size=64`, arguments set each"
         " launch. spirvjit runs launches of fewer than 4096 work-items on the calling thread"
         " (INLINE_WORK_ITEMS); larger ones on the pool's threads. Native C: the OpenMP loop"
-        " over the same elements, called through ctypes.",
+        " over the same elements, called through ctypes. CPU µs: the process's CPU time (all"
+        " threads, spinning included) per launch, the median over the blocks: less"
+        " disturbed by the machine's load than the wall-clock times.",
         "",
-        markdown_table(["launch", "threads", *labels], small_rows),
+        markdown_table(
+            ["launch", "threads", *labels, *(f"{k}: CPU µs" for k in labels)], small_rows
+        ),
     ]
     return "\n".join(lines) + "\n"
 
