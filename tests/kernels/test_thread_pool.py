@@ -165,9 +165,11 @@ def test_workers_spin_only_where_a_core_is_left_for_the_launching_thread():
     assert workers.worker_spin(2, 2) == 0
     assert workers.worker_spin(4, 2) == 0
     assert workers.worker_spin(2, 16) == workers.WORKER_SPIN > 0
+    assert workers.wait_spin(2, 2) < workers.wait_spin(2, 16)
     pool = _make("native", 1)
     try:
         assert pool._state.worker_spin == workers.worker_spin(1, launcher._cores())
+        assert pool._wait_spin == workers.wait_spin(1, launcher._cores())
     finally:
         pool.close()
 

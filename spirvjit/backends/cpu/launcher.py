@@ -177,9 +177,10 @@ def _cores() -> int:
 
 class NativePool:
     """Worker threads that wait for launches in native code (workers.py): no Python and
-    no GIL between a launch's start and its end, so a multi-threaded launch costs a few
-    microseconds more than an inline one, and workers still spinning from the previous
-    launch start at once.
+    no GIL between a launch's start and its end (the Python pool's queues cost a GIL
+    hand-over per thread at each end of every launch), and workers still spinning from
+    the previous launch (where a core is left for the launching thread) start at once.
+    benchmarks/results/thread_scaling.md compares both pools with OpenMP.
 
     The same contract as ThreadPool: one multi-threaded launch at a time; a launch from
     the main thread runs on the workers alone while the main thread waits interruptibly
@@ -198,7 +199,7 @@ class NativePool:
         self._state = workers.PoolState()
         self._state.worker_spin = workers.worker_spin(self.threads, _cores())
         self._state.timeout_ns = int(self.SIGNAL_POLL_SECONDS * 1e9)
-        self._wait_spin = workers.WAIT_SPIN
+        self._wait_spin = workers.wait_spin(self.threads, _cores())
         self._arena = _Arena()  # the launching thread's own (it may take part)
         self._arenas: list[np.ndarray] = []  # the workers', grown together
         self._arena_table = (ctypes.c_int64 * self.threads)()
@@ -245,8 +246,9 @@ class NativePool:
         with self._lock:
             count = min(threads, self.threads)
             main = threading.current_thread() is threading.main_thread()
-            joins = main and abort is not None  # else the caller takes part
-            workers = count if joins else count - 1
+            # The main thread waits, interruptibly; any other takes part in the launch.
+            waits = main and abort is not None
+            workers = count if waits else count - 1
             state = self._state
             self._worker_arenas(arena_bytes)
             state.runner = ctypes.cast(runner, ctypes.c_void_p).value
@@ -254,7 +256,7 @@ class NativePool:
             state.launch = launch
             state.workers = workers
             state.pending = workers
-            if joins:
+            if waits:
                 self._run_interruptibly(abort)
                 return
             self._start()

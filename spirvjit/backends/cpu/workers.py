@@ -35,16 +35,25 @@ _FUTEX_WAKE_PRIVATE = 129
 # Measured on 2 cores at load 13, launches of 1000 groups of 64 work-items, median:
 # 69 us with no spin, 155 us with 1024 iterations, 398 us with 4096 (the Python pool:
 # 118 us). The launching thread spins while it waits (a short launch is over before it
-# would have fallen asleep): 1024 iterations, 56 us against 62 us with none.
+# would have fallen asleep), long where a core is left for it, else briefly: spinning
+# 1024 iterations made launches of 1000 groups 56 us against 62 us without (median),
+# but on a core a worker needed (2 workers, 2 cores) it cost 200 us of CPU per launch
+# against 120 us with the Python pool.
 # No sched_yield() in a spin: on a loaded machine one call can give the core away for
 # a whole time slice (ms), while a thread asleep in futex(2) is woken at once.
 WORKER_SPIN = 4096
 WAIT_SPIN = 1024
+WAIT_SPIN_SHARED = 128
 
 
 def worker_spin(threads: int, cores: int) -> int:
     """How long a pool of ``threads`` workers spins after a launch on ``cores`` cores."""
     return WORKER_SPIN if threads < cores else 0
+
+
+def wait_spin(threads: int, cores: int) -> int:
+    """How long the launching thread spins before it sleeps until the workers are done."""
+    return WAIT_SPIN if threads < cores else WAIT_SPIN_SHARED
 
 
 def supported() -> bool:
