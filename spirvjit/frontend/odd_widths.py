@@ -19,9 +19,12 @@ the narrow value's unsigned reading. That is exact for every instruction it acce
 * constants are written as their unsigned reading (``i3 -1`` becomes ``i8 7``).
 
 ``nuw``/``nsw``/``exact`` flags are dropped (they speak of the narrow width; dropping a flag
-only removes poison). Anything else with an odd width (memory, calls, vectors, function
-signatures, ``getelementptr`` indices) raises :class:`UnsupportedWidth`: the caller then
-hands the IR on unchanged, and llvm-spirv-15 reports it as before.
+only removes poison). Odd-width vectors are taken apart before, where their shape is known:
+:func:`load_odd_vectors_whole` (a load through a cast pointer) and
+:func:`split_odd_vector_casts` (lanes of a bitcast). Anything else with an odd width
+(memory, calls, other vector uses, function signatures, ``getelementptr`` indices) raises
+:class:`UnsupportedWidth`: the caller then hands the IR on unchanged, and llvm-spirv-15
+reports it as before.
 """
 
 from __future__ import annotations
@@ -79,7 +82,46 @@ def split_odd_vector_casts(ir_text: str) -> tuple[str, int]:
     type, so that clang's numbering of unnamed values stays intact."""
     if _SPLIT in ir_text:
         return ir_text, 0
+    return _each_function(ir_text, _split_in)
+
+
+def _each_function(ir_text: str, rewrite) -> tuple[str, int]:
+    """``rewrite(lines, first)`` applied to the body of each function in ``ir_text``
+    (value names are the function's own); ``first`` numbers its temporaries on from the
+    functions before. Returns the text and the sum of the counts ``rewrite`` returned."""
     lines = ir_text.split("\n")
+    out: list[str] = []
+    body: list[str] | None = None
+    total = 0
+    for line in lines:
+        if body is None:
+            out.append(line)
+            if line.startswith("define ") and line.rstrip().endswith("{"):
+                body = []
+        elif line.startswith("}"):
+            total += rewrite(body, total)
+            out += body
+            out.append(line)
+            body = None
+        else:
+            body.append(line)
+    if body is not None:  # not a whole function: left as it is
+        out += body
+    return "\n".join(out), total
+
+
+def _uses(lines: list[str], names) -> dict[str, int]:
+    """How often each of ``names`` occurs in ``lines`` (its definition included)."""
+    uses = dict.fromkeys(names, 0)
+    for line in lines:
+        for name in uses:
+            if name in line:
+                uses[name] += len(re.findall(re.escape(name) + r"(?![-\w$.])", line))
+    return uses
+
+
+def _split_in(lines: list[str], first: int) -> int:
+    """:func:`split_odd_vector_casts` on one function's body, in place."""
     casts: dict[str, tuple[int, str, int, int]] = {}  # result -> (line, source, lanes, width)
     for index, line in enumerate(lines):
         m = _VECTOR_CAST.match(line)
@@ -89,15 +131,13 @@ def split_odd_vector_casts(ir_text: str) -> tuple[str, int]:
         if _is_odd(narrow) and not _is_odd(width) and width % narrow == 0:
             casts[m.group(2)] = (index, m.group(5), lanes, width)
     if not casts:
-        return ir_text, 0
-    uses: dict[str, int] = dict.fromkeys(casts, 0)
+        return 0
+    uses = _uses(lines, casts)
     extracts: list[tuple[int, re.Match]] = []
     for index, line in enumerate(lines):
         m = _EXTRACT.match(line)
         if m is not None and m.group(5) in casts:
             extracts.append((index, m))
-        for name in casts:
-            uses[name] += len(re.findall(re.escape(name) + r"(?![-\w$.])", line))
     extracted: dict[str, int] = dict.fromkeys(casts, 0)
     for _, m in extracts:
         extracted[m.group(5)] += 1
@@ -111,7 +151,7 @@ def split_odd_vector_casts(ir_text: str) -> tuple[str, int]:
         _, source, lanes, width = casts[name]
         narrow = int(m.group(4))
         bit = int(m.group(6)) * narrow
-        indent, result, temp = m.group(1), m.group(2), f"%{_SPLIT}{rewritten}"
+        indent, result, temp = m.group(1), m.group(2), f"%{_SPLIT}{first + rewritten}"
         lines[index] = (
             f"{indent}{temp}.e = extractelement <{lanes} x i{width}> {source}, i64 {bit // width}\n"
             f"{indent}{temp}.s = lshr i{width} {temp}.e, {bit % width}\n"
@@ -123,7 +163,91 @@ def split_odd_vector_casts(ir_text: str) -> tuple[str, int]:
         indent = _VECTOR_CAST.match(lines[index]).group(1)
         vector = f"<{lanes} x i{width}>"
         lines[index] = f"{indent}{name} = bitcast {vector} {source} to {vector}"
-    return "\n".join(lines), rewritten
+    return rewritten
+
+
+_POINTER = r"((?: addrspace\(\d+\))?\*)"
+_POINTER_CAST = re.compile(
+    rf"^(\s*){_NAME} = bitcast <(\d+) x i(\d+)>{_POINTER} {_NAME} "
+    rf"to <(\d+) x i(\d+)>{_POINTER}{_TAIL}"
+)
+_VECTOR_LOAD = re.compile(
+    rf"^(\s*){_NAME} = load (volatile )?<(\d+) x i(\d+)>, <\4 x i\5>{_POINTER} {_NAME}(,.*)?$"
+)
+_LOADED = "spvjit.l"
+
+
+def load_odd_vectors_whole(ir_text: str) -> tuple[str, int]:
+    """Rewrites ``load <K x iB>`` (``B`` odd) through ``bitcast <N x iM>* %p to <K x iB>*``
+    into a load of ``<N x iM>`` from ``%p`` and a ``bitcast`` of the value to ``<K x iB>``;
+    returns the text and how many loads were rewritten.
+
+    InstCombine reads ``switch (v.s1 & 3)`` on a ``uchar4 v`` loaded from memory as lane 4
+    of such a load of ``<16 x i2>``. The value bitcast that takes its place is then split
+    by :func:`split_odd_vector_casts` (same bits, same lanes: exact). A pointer cast with any
+    other use, or a cast between sizes that differ, is left as it is (and the widener then
+    refuses it). The pointer cast becomes a no-op cast to its own type, so that clang's
+    numbering of unnamed values stays intact.
+
+    This needs clang-15 run with ``-disable-vector-combine``: otherwise VectorCombine turns
+    the load and extract into ``load i2`` from ``getelementptr <16 x i2>, p, 0, 4``, and a
+    getelementptr counts non-byte-sized lanes as whole bytes, so that address is 4 bytes
+    on instead of 1 (llvm/llvm-project#67060, the load side of it): no rewrite can recover
+    the lane from there."""
+    if _LOADED in ir_text:
+        return ir_text, 0
+    return _each_function(ir_text, _load_whole_in)
+
+
+def _load_whole_in(lines: list[str], first: int) -> int:
+    """:func:`load_odd_vectors_whole` on one function's body, in place."""
+    casts: dict[str, tuple[int, str, str, str]] = {}  # name -> (line, source, wide, narrow)
+    for index, line in enumerate(lines):
+        m = _POINTER_CAST.match(line)
+        if m is None:
+            continue
+        lanes, width, narrow_lanes, narrow = (int(m.group(i)) for i in (3, 4, 7, 8))
+        if (
+            _is_odd(narrow)
+            and not _is_odd(width)
+            and width != 1
+            and lanes * width == narrow_lanes * narrow
+            and m.group(5) == m.group(9)  # one address space
+        ):
+            wide_type = f"<{lanes} x i{width}>"
+            casts[m.group(2)] = (index, m.group(6), wide_type, f"<{narrow_lanes} x i{narrow}>")
+    if not casts:
+        return 0
+    uses = _uses(lines, casts)
+    loads: list[tuple[int, re.Match]] = []
+    for index, line in enumerate(lines):
+        m = _VECTOR_LOAD.match(line)
+        if m is not None and m.group(7) in casts:
+            loads.append((index, m))
+    loaded: dict[str, int] = dict.fromkeys(casts, 0)
+    for _, m in loads:
+        loaded[m.group(7)] += 1
+    # Each cast appears once as its own definition, then only as loads' address.
+    usable = {name for name in casts if loaded[name] and uses[name] == 1 + loaded[name]}
+    rewritten = 0
+    for index, m in loads:
+        indent, result, volatile, _, _, pointer, address, rest = m.groups()
+        if address not in usable:
+            continue
+        _, _, wide_type, narrow_type = casts[address]
+        temp = f"%{_LOADED}{first + rewritten}"
+        lines[index] = (
+            f"{indent}{temp} = load {volatile or ''}{wide_type}, {wide_type}{pointer} "
+            f"{address}{rest or ''}\n"
+            f"{indent}{result} = bitcast {wide_type} {temp} to {narrow_type}"
+        )
+        rewritten += 1
+    for name in usable:
+        index, source, wide_type, _ = casts[name]
+        m = _POINTER_CAST.match(lines[index])
+        pointer = f"{wide_type}{m.group(5)}"
+        lines[index] = f"{m.group(1)}{name} = bitcast {pointer} {source} to {pointer}{m.group(10)}"
+    return rewritten
 
 
 class UnsupportedWidth(ValueError):

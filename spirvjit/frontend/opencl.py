@@ -15,15 +15,16 @@ Producers:
     would have handed it.
 ``"translator"``
     ``clang-15 -target spir64 -S -emit-llvm -O2 -fno-vectorize -fno-slp-vectorize
-    -cl-std=CL3.0 -cl-kernel-arg-info [options] kernel.cl -o kernel.ll``, ``freeze``
-    removed (llvm-spirv-15 cannot translate it), odd-width integers widened
-    (``odd_widths``), ``convert_*`` results copied and ``llvm.fmuladd`` fused
+    -mllvm -disable-vector-combine -cl-std=CL3.0 -cl-kernel-arg-info [options] kernel.cl
+    -o kernel.ll``, ``freeze`` removed (llvm-spirv-15 cannot translate it), odd-width
+    integers widened (``odd_widths``), ``convert_*`` results copied and ``llvm.fmuladd`` fused
     (``translator_ir``), ``clang-15 -c -emit-llvm`` back to bitcode without optimizing,
     then ``llvm-spirv-15 --preserve-ocl-kernel-arg-type-metadata-through-string kernel.bc
     -o kernel.spv`` and the blocks put in dominance order (``translator_fixups``): the
     Khronos translator route, kept so the runtime is tested against a second,
     independent SPIR-V producer. The vectorizers are off: vectorizing across work-items
-    is the JIT's job, not the producer's. With ``-g`` and no ``-O`` option the first
+    is the JIT's job, not the producer's; LLVM 15's VectorCombine miscompiles lanes of
+    odd-width vectors (``_TRANSLATOR_FLAGS``). With ``-g`` and no ``-O`` option the first
     step runs at ``-O0`` instead, so that variables stay printable in gdb.
 
 User options (``-D``, ``-I``, ``-cl-fast-relaxed-math``, ``-cl-std=...``, ...) are
@@ -45,6 +46,7 @@ from spirvjit.frontend.convert_builtins import backend_converts_correctly, defin
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import (
     UnsupportedWidth,
+    load_odd_vectors_whole,
     split_odd_vector_casts,
     widen_odd_integers,
 )
@@ -78,7 +80,10 @@ def default_producer(options: Sequence[str]) -> str:
 # must not hang the caller forever.
 TIMEOUT_S = 120
 
-_TRANSLATOR_FLAGS = ("-fno-vectorize", "-fno-slp-vectorize")
+# VectorCombine of LLVM 15 scalarizes a lane of a load of <16 x i2> (clang-15's reading of
+# `v.s1 & 3` on a loaded uchar4) to a getelementptr that counts each 2-bit lane as a byte:
+# a load from the wrong address (llvm/llvm-project#67060; see odd_widths.load_odd_vectors_whole).
+_TRANSLATOR_FLAGS = ("-fno-vectorize", "-fno-slp-vectorize", "-mllvm", "-disable-vector-combine")
 
 _log = logging.getLogger("spirvjit")
 
@@ -219,13 +224,14 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
     fixed, copied = copy_conversion_results(fixed)
     fixed, fused = fuse_fmuladd(fixed)
+    fixed, loaded = load_odd_vectors_whole(fixed)
     fixed, split = split_odd_vector_casts(fixed)
     try:
         fixed, widened = widen_odd_integers(fixed)
     except UnsupportedWidth as e:  # llvm-spirv-15 reports the width itself
         _log.debug("%s: odd-width integers left as they are: %s", name, e)
         widened = 0
-    widened += split
+    widened += split + loaded
     if widened or copied or fused:
         counts = (widened, copied, fused)
         _log.debug(

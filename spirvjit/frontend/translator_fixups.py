@@ -21,18 +21,20 @@ import heapq
 import struct
 
 from spirvjit.spirv import grammar
-from spirvjit.spirv.reader import TERMINATORS
+from spirvjit.spirv.reader import (
+    OP_FUNCTION,
+    OP_FUNCTION_END,
+    OP_LABEL,
+    OP_SWITCH,
+    OP_TYPE_INT,
+    TERMINATORS,
+)
 
 _OP = grammar.OPCODES
 _INSTRUCTIONS = grammar.INSTRUCTIONS
 _MAGIC = 0x07230203
-_OP_TYPE_INT = _OP["OpTypeInt"]
-_OP_FUNCTION = _OP["OpFunction"]
-_OP_FUNCTION_END = _OP["OpFunctionEnd"]
-_OP_LABEL = _OP["OpLabel"]
 _OP_BRANCH = _OP["OpBranch"]
 _OP_BRANCH_CONDITIONAL = _OP["OpBranchConditional"]
-_OP_SWITCH = _OP["OpSwitch"]
 Instruction = list[int]  # the words of one instruction
 
 
@@ -70,7 +72,7 @@ def _successors(term: Instruction, literal_words: dict[int, int]) -> list[int]:
         return [term[1]]
     if opcode == _OP_BRANCH_CONDITIONAL:
         return [term[2], term[3]]
-    if opcode == _OP_SWITCH:
+    if opcode == OP_SWITCH:
         step = literal_words.get(term[1], 1) + 1
         return [term[2], *(term[i + step - 1] for i in range(3, len(term), step))]
     return []
@@ -137,7 +139,7 @@ def _order_function(
     labels: list[int] = []
     current: list[Instruction] | None = None
     for inst in body:
-        if inst[0] & 0xFFFF == _OP_LABEL:
+        if inst[0] & 0xFFFF == OP_LABEL:
             if current is not None or inst[1] in blocks:
                 return None  # a block without terminator, or a label defined twice
             current = blocks[inst[1]] = [inst]
@@ -178,7 +180,7 @@ def order_blocks(insts: list[Instruction]) -> tuple[list[Instruction], int]:
     types: dict[int, int] = {}
     int_widths: dict[int, int] = {}
     for inst in insts:
-        if inst[0] & 0xFFFF == _OP_TYPE_INT and len(inst) > 2:
+        if inst[0] & 0xFFFF == OP_TYPE_INT and len(inst) > 2:
             int_widths[inst[1]] = inst[2]
         rid, rtype = _result_id(inst), _result_type(inst)
         if rid is not None and rtype is not None:
@@ -192,14 +194,14 @@ def order_blocks(insts: list[Instruction]) -> tuple[list[Instruction], int]:
     i = 0
     while i < len(insts):
         inst = insts[i]
-        if inst[0] & 0xFFFF != _OP_FUNCTION:
+        if inst[0] & 0xFFFF != OP_FUNCTION:
             out.append(inst)
             i += 1
             continue
         end = i
-        while end < len(insts) and insts[end][0] & 0xFFFF != _OP_FUNCTION_END:
+        while end < len(insts) and insts[end][0] & 0xFFFF != OP_FUNCTION_END:
             end += 1
-        first_label = next((j for j in range(i, end) if insts[j][0] & 0xFFFF == _OP_LABEL), end)
+        first_label = next((j for j in range(i, end) if insts[j][0] & 0xFFFF == OP_LABEL), end)
         out += insts[i:first_label]
         body = insts[first_label:end]
         ordered = _order_function(body, literal_words) if body else None

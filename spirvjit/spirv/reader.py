@@ -168,14 +168,15 @@ _FORWARD_FROM.update(
 _EXT_INST = _ops("OpExtInst", "OpExtInstWithForwardRefsKHR")
 _CONSTANT_WITH_LITERAL = _ops("OpConstant", "OpSpecConstant")
 _NUMERIC_TYPES = _ops("OpTypeInt", "OpTypeFloat")
-_OP_SWITCH = _OP["OpSwitch"]
 _OP_SPEC_CONSTANT_OP = _OP["OpSpecConstantOp"]
-_OP_TYPE_INT = _OP["OpTypeInt"]
-_OP_FUNCTION = _OP["OpFunction"]
 _OP_FUNCTION_PARAMETER = _OP["OpFunctionParameter"]
-_OP_FUNCTION_END = _OP["OpFunctionEnd"]
-_OP_LABEL = _OP["OpLabel"]
 _OP_TYPE_FORWARD_POINTER = _OP["OpTypeForwardPointer"]
+# Public: what other code that walks a module's words needs too (frontend.translator_fixups).
+OP_SWITCH = _OP["OpSwitch"]
+OP_TYPE_INT = _OP["OpTypeInt"]
+OP_FUNCTION = _OP["OpFunction"]
+OP_FUNCTION_END = _OP["OpFunctionEnd"]
+OP_LABEL = _OP["OpLabel"]
 
 
 def read_module(data: bytes | bytearray | memoryview) -> Module:
@@ -300,7 +301,7 @@ class _Reader:
         for target, offset, opname in self.function_refs:
             if target not in defs:
                 raise SpirvError(f"id %{target} is never defined", offset, opname)
-            if defs[target].opcode != _OP_FUNCTION:
+            if defs[target].opcode != OP_FUNCTION:
                 raise SpirvError(f"id %{target} is used before its definition", offset, opname)
         for group in self.groups:
             self.module.decorations.pop(group, None)
@@ -328,7 +329,7 @@ class _Reader:
         self.number_words = 1
         if opcode in _CONSTANT_WITH_LITERAL:
             self.number_words = self._literal_words(result_type)
-        if opcode == _OP_SWITCH:
+        if opcode == OP_SWITCH:
             p = self._switch(p, end, values, kinds)
         elif opcode in _EXT_INST:
             p = self._ext_inst(specs, p, end, values, kinds)
@@ -437,7 +438,7 @@ class _Reader:
         self._check_use(selector, forward=False)
         selector_inst = self.module.defs.get(selector)
         type_inst = self.module.defs.get(selector_inst.result_type) if selector_inst else None
-        if type_inst is None or type_inst.opcode != _OP_TYPE_INT:
+        if type_inst is None or type_inst.opcode != OP_TYPE_INT:
             raise self._error(f"selector %{selector} is not of an integer type")
         size = max(1, (type_inst.operands[0] + 31) // 32)
         while p < end:
@@ -522,7 +523,7 @@ class _Reader:
         elif opcode in _GLOBAL_ONLY or opcode in _GLOBAL_OR_BLOCK:
             self._enter_section(_GLOBALS)
             self._global(inst)
-        elif opcode == _OP_FUNCTION:
+        elif opcode == OP_FUNCTION:
             self._enter_section(_FUNCTIONS)
             self.function = Function(inst, [], [])
             self.function_offset = inst.offset
@@ -539,12 +540,12 @@ class _Reader:
     def _place_in_function(self, inst: Instruction) -> None:
         opcode = inst.opcode
         fn = self.function
-        if opcode == _OP_LABEL:
+        if opcode == OP_LABEL:
             if self.block is not None:
                 raise self._error(f"block %{self.block.label_id} has no terminator")
             self.block = Block(inst.result_id, [], inst.offset)
             fn.blocks.append(self.block)
-        elif opcode == _OP_FUNCTION_END:
+        elif opcode == OP_FUNCTION_END:
             if self.block is not None:
                 raise self._error(f"block %{self.block.label_id} has no terminator")
             self.module.functions.append(fn)
@@ -553,7 +554,7 @@ class _Reader:
             if fn.blocks:
                 raise self._error("OpFunctionParameter after the function's first block")
             fn.parameters.append(inst)
-        elif opcode in _MODULE_SECTION or opcode in _GLOBAL_ONLY or opcode == _OP_FUNCTION:
+        elif opcode in _MODULE_SECTION or opcode in _GLOBAL_ONLY or opcode == OP_FUNCTION:
             raise self._error(f"instruction not allowed inside a function (in %{fn.id})")
         elif self.block is None:
             raise self._error("instruction outside a block")

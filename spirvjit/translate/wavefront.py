@@ -184,8 +184,10 @@ def _store_result(t, result_id: int, first: ir.Value, lane: ir.Value, value: ir.
     t.b.store(value, _frame_element(t, result_id, t.b.add(first, lane)))
 
 
-def _for_each_lane(t: FunctionTranslator, mask: ir.Value, body) -> None:
-    """Emits ``body(lane)`` (lane: i64) for each set bit of ``mask``, lowest first."""
+def _for_each_lane(t: FunctionTranslator, mask: ir.Value, body, carried: ir.Value | None = None):
+    """Emits ``body(lane)`` (lane: i64) for each set bit of ``mask``, lowest first. With
+    ``carried``, ``body(lane, value)`` returns the value the next lane gets, starting from
+    ``carried``; the value after the last lane is returned."""
     b = t.b
     fn = b.function
     head = fn.append_basic_block("lanes.head")
@@ -196,38 +198,34 @@ def _for_each_lane(t: FunctionTranslator, mask: ir.Value, body) -> None:
     b.position_at_end(head)
     left = b.phi(I64, "lanes.left")
     left.add_incoming(mask, entry)
+    value = None
+    if carried is not None:
+        value = b.phi(carried.type, "lanes.value")
+        value.add_incoming(carried, entry)
     b.cbranch(b.icmp_unsigned("!=", left, ir.Constant(I64, 0)), loop, done)
     b.position_at_end(loop)
-    body(t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)]))
+    lane = t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)])
+    if value is None:
+        body(lane)
+    else:
+        value.add_incoming(body(lane, value), b.block)
     left.add_incoming(b.and_(left, b.sub(left, ir.Constant(I64, 1))), b.block)
     b.branch(head)
     b.position_at_end(done)
+    return value
 
 
 def _cpu_ballot(t: FunctionTranslator, ty: ir.Type, first: ir.Value, mask: ir.Value):
     """Bit j set for each active lane j whose predicate is true."""
     b = t.b
-    fn = b.function
-    head = fn.append_basic_block("ballot.head")
-    body = fn.append_basic_block("ballot.body")
-    done = fn.append_basic_block("ballot.done")
-    entry = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    left = b.phi(I64, "ballot.left")
-    votes = b.phi(I64, "ballot.votes")
-    left.add_incoming(mask, entry)
-    votes.add_incoming(ir.Constant(I64, 0), entry)
-    b.cbranch(b.icmp_unsigned("!=", left, ir.Constant(I64, 0)), body, done)
-    b.position_at_end(body)
-    lane = t.intrinsic("llvm.cttz.i64", I64, [left, ir.Constant(I1, 1)])
-    predicate = b.load(_frame_element(t, WAVE_DATA, b.add(first, lane)), typ=I64)
-    bit = b.shl(ir.Constant(I64, 1), lane)
-    true = b.icmp_unsigned("!=", predicate, ir.Constant(I64, 0))
-    left.add_incoming(b.and_(left, b.sub(left, ir.Constant(I64, 1))), body)
-    votes.add_incoming(b.or_(votes, b.select(true, bit, ir.Constant(I64, 0))), body)
-    b.branch(head)
-    b.position_at_end(done)
+
+    def vote(lane: ir.Value, votes: ir.Value) -> ir.Value:
+        predicate = b.load(_frame_element(t, WAVE_DATA, b.add(first, lane)), typ=I64)
+        true = b.icmp_unsigned("!=", predicate, ir.Constant(I64, 0))
+        bit = b.shl(ir.Constant(I64, 1), lane)
+        return b.or_(votes, b.select(true, bit, ir.Constant(I64, 0)))
+
+    votes = _for_each_lane(t, mask, vote, ir.Constant(I64, 0))
     return votes if ty.width == 64 else b.trunc(votes, ty)
 
 

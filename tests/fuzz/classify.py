@@ -11,12 +11,17 @@ A known bug is listed with
   producer: the construct is then shown to be the cause;
 * for errors, the message the bug produces.
 
+A bug of the reference (PoCL) is listed the same way, with ``reference_bug``: its probe
+runs PoCL, and a finding is explained only if, besides, spirvjit gives the same result for
+the original spelling as for the rewritten one (so it is PoCL's result that moved).
+
 Anything else is ``unexplained``: a new spirvjit bug, a PoCL bug or a generator bug, to be
 triaged by hand (``--keep`` saves the program).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -34,6 +39,7 @@ class Known:
     feature: str | None = None  # kernel feature (Kernel.features) the bug needs
     workaround: str | None = None  # generator spelling that avoids it
     message: str | None = None  # regular expression matching the error it causes
+    reference_bug: bool = False  # a bug of PoCL, not of spirvjit (see the module docstring)
 
 
 KNOWN = (
@@ -87,6 +93,15 @@ KNOWN = (
         "(findings/translator_undefined_decoration.cl; fixed: no forward reference to the call)",
         ("translator",),
         message=r"OpDecorate: id %\d+ is never defined",
+    ),
+    Known(
+        "pocl-vdiv",
+        "known: PoCL 3.1 folds a vector division or remainder by select(b, 1, bad) to one by 1 "
+        "(findings/pocl_bugs.cl vector_div_by_select)",
+        ("clang", "translator"),
+        feature="vector_divmod",
+        workaround="pocl_vdiv",
+        reference_bug=True,
     ),
     Known(
         "item9",
@@ -190,6 +205,26 @@ def probe_tr_decoration(producer: str) -> bool:
 FINDINGS = os.path.join(os.path.dirname(__file__), "findings")
 
 
+@functools.cache
+def probe_pocl_vdiv(producer: str) -> bool:
+    """PoCL's result of findings/pocl_bugs.cl ``vector_div_by_select`` is wrong (the same for
+    every producer: it is the reference's bug)."""
+    import pyopencl as cl
+
+    with open(os.path.join(FINDINGS, "pocl_bugs.cl")) as f:
+        src = re.search(r"^__kernel void vector_div_by_select\(.*?^\}", f.read(), re.M | re.S)[0]
+    platform = next(p for p in cl.get_platforms() if "Portable" in p.name)
+    ctx = cl.Context(platform.get_devices())
+    queue = cl.CommandQueue(ctx)
+    prog = cl.Program(ctx, src).build(options=PROBE_OPTIONS)
+    out = np.zeros(4, np.uint64)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    prog.vector_div_by_select(queue, (1,), (1,), buf)
+    cl.enqueue_copy(queue, out, buf)
+    queue.finish()
+    return out.astype(np.int64).tolist() != [2, 2, 0, 7]  # the spec's quotients
+
+
 def _probe_file(key: str, name: str):
     """A probe that compiles a saved reproducer and looks for the known bug's message."""
     known = next(k for k in KNOWN if k.key == key)
@@ -217,6 +252,7 @@ PROBES = {
     "item7": probe_item7,
     "item8": probe_item8,
     "item9": probe_item9,
+    "pocl-vdiv": probe_pocl_vdiv,
 }
 
 

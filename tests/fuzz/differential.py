@@ -307,7 +307,11 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
         results[job] = (status, payload)
 
     probe = ProbeJob()
+    # Every probe compiles for every producer: on a loaded machine that takes longer than
+    # a kernel's share, and a probe that times out marks every known bug present.
+    saved, pool.timeout = pool.timeout, max(10 * pool.timeout, 300.0)
     pool.run([probe], collect)
+    pool.timeout = saved
     status, active = results.pop(probe)
     if status != "ok":  # a probe hung or crashed: its bug is surely there
         active = {(k.key, p): True for k in KNOWN for p in k.producers}
@@ -344,10 +348,21 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
         key: Job(key[0], key[1], (key[2],), key[3], (REFERENCE, *sorted(p)), key[4])
         for key, p in wanted.items()
     }
+    # A reference bug also needs spirvjit's result of the original spelling (a finding
+    # keeps no outputs): one job per kernel, for the producers that disagreed.
+    originals: dict[tuple, set[str]] = {}
+    for n, tried in trials.items():
+        if any(k.reference_bug for _, ks in tried for k in ks):
+            f = findings[n]
+            originals.setdefault((f.seed, f.count, f.index, f.size), set()).add(f.producer)
+    original_jobs = {
+        key: Job(key[0], key[1], (key[2],), frozenset(), tuple(sorted(p)), key[3])
+        for key, p in originals.items()
+    }
     # A trial compiles one kernel on PoCL and spirvjit: on a loaded machine that can take
     # longer than a batch's share, and a trial that times out explains nothing.
     saved, pool.timeout = pool.timeout, max(4 * pool.timeout, 120.0)
-    pool.run(list(jobs.values()), collect)
+    pool.run([*jobs.values(), *original_jobs.values()], collect)
     pool.timeout = saved
     for n, tried in trials.items():
         f = findings[n]
@@ -358,9 +373,19 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
                 continue
             ref, got = payload[REFERENCE][f.index], payload[f.producer][f.index]
             nseg = generate(f.seed, f.count, size=f.size).kernels[f.index].nseg
-            if not ref.error and compare(ref, got, nseg) is None:
-                f.verdict = " + ".join(k.title for k in ks)
-                break
+            if ref.error or compare(ref, got, nseg) is not None:
+                continue
+            if any(k.reference_bug for k in ks):
+                job = original_jobs[(f.seed, f.count, f.index, f.size)]
+                status, payload = results.get(job, ("missing", None))
+                if status != "ok":
+                    f.detail += f"\n(original spelling again: {status})"
+                    continue
+                # The rewritten spelling moved PoCL's result only: spirvjit's stayed.
+                if compare(got, payload[f.producer][f.index], nseg) is not None:
+                    continue
+            f.verdict = " + ".join(k.title for k in ks)
+            break
 
 
 # ------------------------------------------------------------------ main

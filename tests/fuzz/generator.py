@@ -56,7 +56,7 @@ ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
-KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper")
+KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
 REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs"})
 
@@ -346,6 +346,8 @@ class Generator:
         names = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
         names |= {"<<": "shl", ">>": "shr"}
         name = f"{names[op]}_{ty.name}"
+        if ty.n > 1 and op in "/%":
+            self.features.add("vector_divmod")  # see "pocl_vdiv" below
         if name in self.defs:
             return name
         t, b, bits = ty.name, ty.base, ty.bits
@@ -376,9 +378,14 @@ class Generator:
                 bad = f"b == ({t})0"
                 if signed(b):
                     bad = f"({bad}) | ((a == ({t})({int_literal(b, lo)})) & (b == ({t})-1))"
+                divisor = f"select(b, ({t})1, bad)"
+                if "pocl_vdiv" in self.workarounds:
+                    # PoCL 3.1 folds a division by that select to one by 1 (findings/
+                    # pocl_bugs.cl vector_div_by_select); the same divisor, bit by bit:
+                    divisor = f"(b & ~as_{t}(bad)) | (as_{t}(bad) & ({t})1)"
                 body = (
                     f"{ty.with_base(int_of_bits(bits, True)).name} bad = {bad};\n"
-                    f"    return select(a {op} select(b, ({t})1, bad), a, bad);"
+                    f"    return select(a {op} ({divisor}), a, bad);"
                 )
             elif op == "<<":
                 body = (

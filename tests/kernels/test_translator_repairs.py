@@ -18,6 +18,7 @@ from spirvjit.errors import SpirvError
 from spirvjit.frontend import opencl
 from spirvjit.frontend.odd_widths import (
     UnsupportedWidth,
+    load_odd_vectors_whole,
     split_odd_vector_casts,
     widen_odd_integers,
 )
@@ -281,6 +282,101 @@ def test_odd_vector_casts_with_other_uses_are_left_alone():
     assert count == 1 and "<16 x i2>" not in rewritten
     # Lane 9 of the i2 view is bits 18..19: element 2 of the i8 vector, shifted right by 2.
     assert "extractelement <4 x i8> %x, i64 2" in rewritten and "lshr i8" in rewritten
+
+
+LANE_OF_A_LOAD = """
+#define PICK(e) switch (e) { case 1: r = 5; break; case 2: r = 7; break; case 3: r = 13; break; \\
+                             default: r = 9; }
+kernel void u8_s1(global int *out, global const uchar4 *in) {
+    size_t g = get_global_id(0); uchar4 v = in[g]; int r; PICK(v.y & 3) out[g] = r;
+}
+kernel void u8_s3(global int *out, global const uchar4 *in) {
+    size_t g = get_global_id(0); uchar4 v = in[g]; int r; PICK(v.w & 3) out[g] = r;
+}
+kernel void u16_s2(global int *out, global const ushort4 *in) {
+    size_t g = get_global_id(0); ushort4 v = in[g]; int r; PICK(v.z % 4) out[g] = r;
+}
+kernel void u32_s3(global int *out, global const uint4 *in) {
+    size_t g = get_global_id(0); uint4 v = in[g]; int r; PICK(v.w & 3) out[g] = r;
+}
+kernel void u8x8_s5(global int *out, global const uchar8 *in) {
+    size_t g = get_global_id(0); uchar8 v = in[g]; int r; PICK(v.s5 & 3) out[g] = r;
+}
+kernel void nibble(global int *out, global const uchar4 *in) {
+    size_t g = get_global_id(0); uchar4 v = in[g]; int r;
+    switch (v.y & 15) { case 1: r = 4; break; case 7: r = 2; break; case 12: r = 9; break;
+                        default: r = 6; }
+    out[g] = r;
+}
+kernel void from_local(global int *out, global const uchar4 *in) {
+    local uchar4 t[64];
+    size_t g = get_global_id(0), l = get_local_id(0);
+    t[l] = in[g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uchar4 v = t[63 - l]; int r; PICK(v.y & 3) out[g] = r;
+}
+kernel void from_constant(global int *out, constant uchar4 *in) {
+    size_t g = get_global_id(0); uchar4 v = in[g]; int r; PICK(v.y & 3) out[g] = r;
+}
+"""
+
+
+def _pick(x: np.ndarray) -> np.ndarray:
+    return np.select([x == 1, x == 2, x == 3], [5, 7, 13], 9)
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_switch_on_low_bits_of_a_loaded_vector_lane(producer):
+    # clang-15 -O2 reads `v.y & 3` of a uchar4 loaded from memory as lane 4 of a load of
+    # <16 x i2>; VectorCombine then made that `load i2` from getelementptr <16 x i2>, p, 0, 4,
+    # which is 4 bytes on (one lane counted as one byte): llvm-spirv-15 failed with
+    # InvalidBitWidth, and widening that load would have read the next element's .x.
+    rng = np.random.default_rng(20261201)
+    n = 128
+    u8 = rng.integers(0, 256, (n, 4), dtype=np.uint8)
+    u16 = rng.integers(0, 2**16, (n, 4), dtype=np.uint16)
+    u32 = rng.integers(0, 2**32, (n, 4), dtype=np.uint32)
+    u8x8 = rng.integers(0, 256, (n, 8), dtype=np.uint8)
+    nibble = u8[:, 1] & 15
+    cases = {
+        "u8_s1": (u8, _pick(u8[:, 1] & 3)),
+        "u8_s3": (u8, _pick(u8[:, 3] & 3)),
+        "u16_s2": (u16, _pick(u16[:, 2] % 4)),
+        "u32_s3": (u32, _pick(u32[:, 3] & 3)),
+        "u8x8_s5": (u8x8, _pick(u8x8[:, 5] & 3)),
+        "nibble": (u8, np.select([nibble == 1, nibble == 7, nibble == 12], [4, 2, 9], 6)),
+        "from_local": (u8, _pick(u8.reshape(-1, 64, 4)[:, ::-1, 1].reshape(-1) & 3)),
+        "from_constant": (u8, _pick(u8[:, 1] & 3)),
+    }
+    prog = build(LANE_OF_A_LOAD, producer=producer)
+    for name, (data, expected) in cases.items():
+        out = np.zeros(n, np.int32)
+        prog.kernel(name)(out, data, global_size=n, local_size=64)
+        np.testing.assert_array_equal(out, expected, err_msg=name)
+
+
+def test_odd_vector_loads_with_other_uses_are_left_alone():
+    def function(extra: str) -> str:
+        return (
+            "define void @f(<4 x i8> addrspace(1)* %p) {\n"
+            "  %c = bitcast <4 x i8> addrspace(1)* %p to <16 x i2> addrspace(1)*\n"
+            "  %v = load <16 x i2>, <16 x i2> addrspace(1)* %c, align 4, !tbaa !9\n"
+            f"{extra}"
+            "  %e = extractelement <16 x i2> %v, i64 4\n"
+            "  ret void\n}\n"
+        )
+
+    stored = function("  store <16 x i2> %v, <16 x i2> addrspace(1)* %c, align 4\n")
+    assert load_odd_vectors_whole(stored) == (stored, 0)
+    rewritten, count = load_odd_vectors_whole(function(""))
+    assert count == 1 and "x i2> addrspace" not in rewritten
+    assert "load <4 x i8>, <4 x i8> addrspace(1)* %c, align 4, !tbaa !9" in rewritten
+    # The same value name in two functions is two values: each function is its own.
+    two = function("").replace("@f(", "@g(") + function("") + stored.replace("@f(", "@h(")
+    rewritten, count = load_odd_vectors_whole(two)
+    assert count == 2 and rewritten.count("store <16 x i2>") == 1
+    split, extracts = split_odd_vector_casts(rewritten)
+    assert extracts == 2 and split.count("extractelement <4 x i8>") == 2
 
 
 # --- blocks out of dominance order --------------------------------------------------------------
