@@ -1238,6 +1238,10 @@ class _Vectorizer(ValueLanes):
             )
         if isinstance(inst.type, ir.VectorType):
             return self._load_vector(inst, block, mask)
+        if self.private:
+            private = self._private_access(inst, block, mask)
+            if private is not None:
+                return private
         if not _scalar_type(inst.type):
             raise Declined(f"a varying load of {inst.type}")
         pointers = self._value(inst.operands[0], block, True)
@@ -1286,6 +1290,8 @@ class _Vectorizer(ValueLanes):
             return None
         if isinstance(value_op.type, ir.VectorType):
             return self._store_vector(inst, block, mask)
+        if self.private and ptr_varying and self._private_access(inst, block, mask) is not None:
+            return None
         if not _scalar_type(value_op.type):
             raise Declined(f"a varying store of {value_op.type}")
         value = self._value(value_op, block, True)

@@ -46,6 +46,12 @@ _REDUCTIONS = {
 }  # fmt: skip
 
 
+# Interleaved private arrays up to this many elements are indexed per lane by compares and
+# selects (see _private_access); longer ones by gathers and scatters.
+_SELECT_ELEMENTS = 16
+_STORED = object()  # what _private_access returns for a store it emitted
+
+
 def _i32s(values) -> ir.Constant:
     return ir.Constant(ir.VectorType(I32, len(values)), [ir.Constant(I32, v) for v in values])
 
@@ -537,6 +543,70 @@ class ValueLanes:
         if private is not None and private.unit == size:
             return ir.Constant(I1, 1)
         return None
+
+    def _private_access(self, inst, block, mask):
+        """A load or store of a scalar in a private variable, without gathers, scatters or
+        run-time checks where possible (None: not one of those). Private memory is the
+        work-item's own and always there, so a lane that is masked off may be read, and
+        written with the value it had (a blend): no other work-item can see it.
+
+        * The lanes' addresses ``size`` apart by construction (uniform indices): one vector
+          load, or store (masked: load, select, store).
+        * An interleaved array of at most ``_SELECT_ELEMENTS`` elements at an index that
+          differs per lane: every element's vector loaded and picked by compares (a
+          store: blended into each element where the index matches), which stays in
+          registers after LLVM's SROA, where a gather/scatter would go through memory."""
+        b = self.b
+        is_store = isinstance(inst, ir.StoreInstr)
+        pointer_op = inst.operands[1] if is_store else inst.operands[0]
+        ty = inst.operands[0].type if is_store else inst.type
+        if not _scalar(ty):
+            return None
+        size = ty.get_abi_size(self.td)
+        root = self._resolve(pointer_op)
+        while isinstance(root, ir.GEPInstr) and not any(
+            self._resolve(i) in self.varying for i in root.indices
+        ):
+            root = self._resolve(root.pointer)
+        private = self.private.get(root) if isinstance(root, ir.AllocaInstr) else None
+        pointers = self._value(pointer_op, block, True)
+        vt = self._vec_type(ty)
+        if private is not None and private.unit == size:
+            base = b.extract_element(pointers, ir.Constant(I32, 0))
+            if not is_store:
+                return b.load(base, typ=vt, align=size)
+            value = self._value(inst.operands[0], block, True)
+            if mask is not None:
+                value = b.select(mask, value, b.load(base, typ=vt, align=size))
+            b.store(value, base, size)
+            return _STORED
+        while root in self.private_pointer:
+            root = self._resolve(root.pointer)
+        private = self.private.get(root) if isinstance(root, ir.AllocaInstr) else None
+        if private is None or not private.interleaved:
+            return None
+        count = private.size // private.unit
+        if count > _SELECT_ELEMENTS:
+            return None
+        lanes = self._value(root, block, True)
+        wide = ir.VectorType(I64, self.W)
+        distance = b.sub(b.ptrtoint(pointers, wide), b.ptrtoint(lanes, wide))
+        shift = (self.W * private.unit).bit_length() - 1  # W and the unit: powers of two
+        element = b.lshr(distance, self._splat(ir.Constant(I64, shift)))
+        base = b.extract_element(lanes, ir.Constant(I32, 0))
+        result = ir.Constant(vt, ir.Undefined)
+        value = self._value(inst.operands[0], block, True) if is_store else None
+        for k in range(count):
+            at = b.gep(base, [ir.Constant(I64, k * self.W * private.unit)], source_etype=I8)
+            hit = b.icmp_unsigned("==", element, self._splat(ir.Constant(I64, k)))
+            current = b.load(at, typ=vt, align=size)
+            if is_store:
+                if mask is not None:
+                    hit = b.select(mask, hit, ir.Constant(hit.type, None))
+                b.store(b.select(hit, value, current), at, size)
+            else:
+                result = b.select(hit, current, result) if k else current
+        return _STORED if is_store else result
 
     # ----- lane by lane ----------------------------------------------------------------
 
