@@ -1343,6 +1343,8 @@ class _Vectorizer(ValueLanes):
         b = self.b
         kind, base = self._call_kind(inst)
         if kind == "lanes":
+            if self.private and self._private_memory_call(inst, block, mask):
+                return None
             return self._call_lanes(inst, block, mask)
         if kind == "uniform" and inst in self.varying:
             return None  # llvm.assume of a varying condition: a hint, dropped

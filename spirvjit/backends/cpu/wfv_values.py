@@ -427,7 +427,7 @@ class ValueLanes:
     def _interleavable(self, alloca, users) -> tuple[set, int]:
         """(the GEPs derived from ``alloca``, the one element size of every access) when
         only such GEPs, loads and stores of scalars of that size use it; else (set(), 0)."""
-        derived, sizes, work = set(), set(), [alloca]
+        derived, sizes, work, copies = set(), set(), [alloca], []
         while work:
             value = work.pop()
             for user in users.get(id(value), []):
@@ -447,15 +447,134 @@ class ValueLanes:
                     sizes.add(user.operands[0].type.get_abi_size(self.td))
                 elif isinstance(user, ir.CallInstr) and self._call_kind(user)[0] == "drop":
                     continue
+                elif self._memory_call(user, value) is not None:
+                    copies.append(self._memory_call(user, value))
                 else:
                     return set(), 0
         if len(sizes) != 1:
             return set(), 0
         unit = sizes.pop()
+        if any(length % unit for length in copies):
+            return set(), 0
         for gep in derived:
             if not self._unit_gep(gep, unit):
                 return set(), 0
         return derived, unit
+
+    def _memory_call(self, call, pointer) -> int | None:
+        """The length of a memcpy/memmove/memset that ``pointer`` (into a private array) is
+        one side of, with a constant length and (copies) the other side not private
+        memory; else None."""
+        name = getattr(call.callee, "name", "")
+        if not name.startswith(("llvm.memcpy.", "llvm.memmove.", "llvm.memset.")):
+            return None
+        args = call.args
+        if args[0] is not pointer and (name.startswith("llvm.memset.") or args[1] is not pointer):
+            return None
+        length = self._resolve(args[2])
+        if not isinstance(length, ir.Constant) or length.constant <= 0:
+            return None
+        if not name.startswith("llvm.memset."):
+            other = args[1] if args[0] is pointer else args[0]
+            if other is pointer or isinstance(self._pointer_root(other), ir.AllocaInstr):
+                return None
+        return length.constant
+
+    def _pointer_root(self, pointer):
+        pointer = self._resolve(pointer)
+        while isinstance(pointer, ir.GEPInstr):
+            pointer = self._resolve(pointer.pointer)
+        return pointer
+
+    def _private_memory_call(self, inst, block, mask) -> bool:
+        """A memcpy/memmove/memset with one side an interleaved private array (see
+        _interleavable), as vector loads and stores of its elements: a copy between the
+        array and lanes' blocks side by side (``float v[8]`` filled from ``in + 8 * i``) is
+        one wide load or store and a transpose. False: not such a call."""
+        name = inst.callee.name
+        if not name.startswith(("llvm.memcpy.", "llvm.memmove.", "llvm.memset.")):
+            return False
+        args = inst.args
+        sides = [0] if name.startswith("llvm.memset.") else [0, 1]
+        private_side = None
+        for side in sides:
+            root = self._resolve(args[side])
+            while root in self.private_pointer:
+                root = self._resolve(root.pointer)
+            private = self.private.get(root) if isinstance(root, ir.AllocaInstr) else None
+            if private is not None and private.interleaved:
+                private_side = side
+        if private_side is None:
+            return False
+        pointer = self._resolve(args[private_side])
+        if any(
+            self._resolve(i) in self.varying
+            for gep in self._gep_chain(pointer)
+            for i in gep.indices
+        ):
+            raise _declined("a memory copy at a per-lane offset into a private array")
+        b, W = self.b, self.W
+        root = self._pointer_root(pointer)
+        unit = self.private[root].unit
+        count = self._resolve(args[2]).constant // unit
+        ty = ir.IntType(8 * unit)
+        wide_ty = ir.VectorType(ty, count * W)
+        base = b.extract_element(self._value(pointer, block, True), ir.Constant(I32, 0))
+        if name.startswith("llvm.memset."):
+            byte = b.zext(self._value(args[1], block, True), self._vec_type(ty))
+            pattern = int.from_bytes(b"\x01" * unit, "little")
+            lanes = b.mul(byte, self._splat(ir.Constant(ty, pattern)))
+            self._private_store(base, self._expand(lanes, count), mask, unit)
+            return True
+        other = self._value(args[1 - private_side], block, True)
+        element = ir.VectorType(ty, count)
+        if private_side == 1:  # out of the array
+            values = self._to_lanes(b.load(base, typ=wide_ty, align=unit), count)
+            full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+            fast = self._all(full)
+            fast = b.and_(fast, self._consecutive_check(other, count * unit))
+            with b.if_else(fast, likely=True) as (then, otherwise):
+                with then:
+                    b.store(values, b.extract_element(other, ir.Constant(I32, 0)), 1)
+                with otherwise:
+                    addresses = self._element_pointers(other, element, lane_order=True)
+                    self._scatter(values, addresses, self._spread_mask(full, count, True), 1)
+            return True
+        # Into the array: every lane's block read (gathered where not side by side).
+        full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+        fast = b.and_(self._all(full), self._consecutive_check(other, count * unit))
+        with b.if_else(fast, likely=True) as (then, otherwise):
+            with then:
+                first = b.extract_element(other, ir.Constant(I32, 0))
+                plain = self._from_lanes(b.load(first, typ=wide_ty, align=1), count)
+                plain_block = b.block
+            with otherwise:
+                addresses = self._element_pointers(other, element, lane_order=False)
+                gathered = self._gather(
+                    addresses, self._spread_mask(full, count, False), wide_ty, 1
+                )
+                gather_block = b.block
+        values = b.phi(wide_ty)
+        values.add_incoming(plain, plain_block)
+        values.add_incoming(gathered, gather_block)
+        self._private_store(base, values, mask, unit)
+        return True
+
+    def _gep_chain(self, pointer) -> list:
+        chain = []
+        while isinstance(pointer, ir.GEPInstr):
+            chain.append(pointer)
+            pointer = self._resolve(pointer.pointer)
+        return chain
+
+    def _private_store(self, base, values, mask, unit: int) -> None:
+        """Stores consecutive elements of an interleaved private array (masked: blended
+        with what the array holds)."""
+        b = self.b
+        if mask is not None:
+            spread = self._expand(self._splat(mask), values.type.count // self.W)
+            values = b.select(spread, values, b.load(base, typ=values.type, align=unit))
+        b.store(values, base, unit)
 
     def _unit_gep(self, gep, unit: int | None = None) -> bool:
         """Whether every address ``gep`` can make is a multiple of ``unit`` bytes from its
