@@ -39,6 +39,8 @@ def _cases(rng: np.random.Generator) -> dict:
     per = 64
     hist_in = rng.integers(0, 256, (big // 4) * per).astype(np.uint8)
     f4 = rng.uniform(-2, 3, (big, 4)).astype(np.float32)
+    pc_in = rng.standard_normal(8 * (big // 4)).astype(np.float32)
+    pc_perm = rng.permutation(big // 4).astype(np.int32)
     return {
         "nbody_step": (
             lambda: [
@@ -70,6 +72,10 @@ def _cases(rng: np.random.Generator) -> dict:
         "sort8": (lambda: [sort_in, np.empty_like(sort_in)], {"global_size": big // 4}),
         "histogram_private": (
             lambda: [hist_in, np.empty(big // 4, np.int32), np.int32(per)],
+            {"global_size": big // 4},
+        ),
+        "private_copies": (
+            lambda: [pc_in, np.empty_like(pc_in), np.empty_like(pc_in), pc_perm],
             {"global_size": big // 4},
         ),
         "helpers": (

@@ -111,6 +111,21 @@ kernel void histogram_private(global const uchar *data, global int *out, int per
     out[i] = best * 1000 + h[best];
 }
 
+/* Whole-array copies (clang makes memset/memmove of them): zeroed, filled from a row
+   under a divergent mask, one element at a per-lane index, copied out to a row of a
+   permuted place (not side by side) and to its own row. */
+kernel void private_copies(global const float *in, global float *out,
+                           global float *out2, global const int *perm)
+{
+    int i = get_global_id(0);
+    float v[8] = {0};
+    if (i % 3 != 0)
+        for (int k = 0; k < 8; k++) v[k] = in[8 * i + k];
+    v[i & 7] += 1.0f;
+    for (int k = 0; k < 8; k++) out[8 * perm[i] + k] = v[k];
+    for (int k = 0; k < 8; k++) out2[8 * i + k] = v[k] * 2.0f;
+}
+
 /* compare-exchange without spinning on other work-items: claim the first free slot of a
    small table (one work-group: its work-items run in order on one thread), an atomic
    float add by a compare-exchange loop, atomic loads and stores. */
@@ -199,6 +214,7 @@ def _both(monkeypatch, name, make_args, **launch):
 
 NAMES = (
     "nbody_step", "vloads", "int4_ops", "float4_loop", "sort8", "histogram_private",
+    "private_copies",
     "claim", "atomic_ls", "helpers",
 )  # fmt: skip
 
@@ -318,6 +334,25 @@ def test_private_histogram(monkeypatch):
     counts = np.stack([np.bincount(row & 7, minlength=8) for row in data.reshape(n, per)])
     best = counts.argmax(1)  # the first of equal counts, as the kernel's strict >
     np.testing.assert_array_equal(out, best * 1000 + counts.max(1))
+
+
+def test_private_array_copies(monkeypatch):
+    n = 45
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(8 * n).astype(np.float32)
+    perm = rng.permutation(n).astype(np.int32)
+
+    def args():
+        return [x.copy(), np.zeros(8 * n, np.float32), np.zeros(8 * n, np.float32), perm.copy()]
+
+    (_, out, out2, _) = _both(monkeypatch, "private_copies", args, global_size=n)
+    i = np.arange(n)
+    v = np.where((i % 3 != 0)[:, None], x.reshape(n, 8), np.float32(0))
+    v[i, i & 7] += np.float32(1)
+    expected = np.zeros((n, 8), np.float32)
+    expected[perm] = v
+    np.testing.assert_array_equal(out.reshape(n, 8), expected)
+    np.testing.assert_array_equal(out2.reshape(n, 8), v * np.float32(2))
 
 
 def test_cmpxchg_lane_by_lane(monkeypatch):

@@ -594,9 +594,36 @@ class ValueLanes:
         if leaves_ok(gep.source_etype):
             return True
         if isinstance(gep.source_etype, ir.IntType) and len(gep.indices) == 1:
-            index = self._resolve(gep.indices[0])
             size = gep.source_etype.get_abi_size(self.td)
-            return isinstance(index, ir.Constant) and (index.constant * size) % unit == 0
+            return size % unit == 0 or self._multiple_of(gep.indices[0], unit // size)
+        return False
+
+    def _multiple_of(self, value, factor: int, depth: int = 0) -> bool:
+        """Whether integer ``value`` is always a multiple of ``factor`` (a power of two):
+        a constant, a shift or product by one, sums and extensions of those."""
+        value = self._resolve(value)
+        if factor <= 1:
+            return True
+        if isinstance(value, ir.Constant):
+            return isinstance(value.constant, int) and value.constant % factor == 0
+        if not isinstance(value, ir.Instruction) or depth > 8:
+            return False
+        ops = [self._resolve(op) for op in value.operands]
+        if value.opname in ("shl", "mul"):
+            k = ops[1]
+            if isinstance(k, ir.Constant) and isinstance(k.constant, int):
+                step = 1 << k.constant if value.opname == "shl" else k.constant
+                if step % factor == 0:
+                    return True
+            return self._multiple_of(ops[0], factor, depth + 1)
+        if value.opname in ("add", "sub", "or"):
+            return all(self._multiple_of(op, factor, depth + 1) for op in ops)
+        if value.opname == "select":
+            return all(self._multiple_of(op, factor, depth + 1) for op in ops[1:])
+        if value.opname == "and":
+            return any(self._multiple_of(op, factor, depth + 1) for op in ops)
+        if value.opname in ("sext", "zext"):
+            return self._multiple_of(ops[0], factor, depth + 1)
         return False
 
     def _emit_alloca(self, inst):
@@ -711,13 +738,16 @@ class ValueLanes:
         wide = ir.VectorType(I64, self.W)
         distance = b.sub(b.ptrtoint(pointers, wide), b.ptrtoint(lanes, wide))
         shift = (self.W * private.unit).bit_length() - 1  # W and the unit: powers of two
-        element = b.lshr(distance, self._splat(ir.Constant(I64, shift)))
+        # The element index in 32 bits: one compare per element (at most 16 of them).
+        element = b.trunc(
+            b.lshr(distance, self._splat(ir.Constant(I64, shift))), self._vec_type(I32)
+        )
         base = b.extract_element(lanes, ir.Constant(I32, 0))
         result = ir.Constant(vt, ir.Undefined)
         value = self._value(inst.operands[0], block, True) if is_store else None
         for k in range(count):
             at = b.gep(base, [ir.Constant(I64, k * self.W * private.unit)], source_etype=I8)
-            hit = b.icmp_unsigned("==", element, self._splat(ir.Constant(I64, k)))
+            hit = b.icmp_unsigned("==", element, self._splat(ir.Constant(I32, k)))
             current = b.load(at, typ=vt, align=size)
             if is_store:
                 if mask is not None:
