@@ -416,3 +416,26 @@ def test_default_mode_takes_the_loop_kernels(monkeypatch):
     notes = {name: fn.wfv_note for name, fn in program.translation().kernel_functions.items()}
     for name in ("nbody_step", "float4_loop", "sort8", "histogram_private", "claim"):
         assert notes[name].startswith("vectorized"), (name, notes[name])
+
+
+def test_printf_lane_by_lane_in_order(monkeypatch, capfd):
+    """printf (not inlined) runs once per active lane, in work-item order within a group:
+    the output is the scalar loop's, line for line."""
+    source = (
+        "kernel void k(global const int *a, int n) { int i = get_global_id(0); int s = 0;"
+        " for (int j = 0; j < n; j++) s += a[i] * j;"
+        ' if (s % 3) printf("item %d sum %d %v4d\\n", i, s, (int4)(i, s, -i, 7)); }'
+    )
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    outputs = []
+    for setting in ("all", "0"):
+        monkeypatch.setenv("SPIRVJIT_WFV", setting)
+        program = spirvjit.compile_opencl(source)
+        capfd.readouterr()
+        args = (np.arange(37, dtype=np.int32), np.int32(5))
+        program.kernel("k")(*args, global_size=37, local_size=37)  # one group: in order
+        outputs.append(capfd.readouterr().out.splitlines())
+        note = program.translation().kernel_functions["k"].wfv_note
+        assert note.startswith("vectorized" if setting == "all" else "not"), note
+    expected = [f"item {i} sum {10 * i} {i},{10 * i},{-i},7" for i in range(37) if (10 * i) % 3]
+    assert outputs[0] == outputs[1] == expected
