@@ -816,11 +816,15 @@ class ValueLanes:
                 args.append(self._value(a, block, False))
         wide = [a is not None and self._is_wide(inst.args[n], block) for n, a in enumerate(args)]
 
+        callee = inst.callee
+        uses_context = any(a is None and _uses_argument(callee, n) for n, a in enumerate(args))
+
         def one(lane):
             values = []
             for n, a in enumerate(args):
                 if a is None:
-                    values.append(self._lane_context(lane))
+                    # The lane's own x ids, where the callee reads the context at all.
+                    values.append(self._lane_context(lane) if uses_context else self.vmap[self.ctx])
                 elif wide[n]:
                     values.append(self._lane(a, inst.args[n].type, lane))
                 else:
@@ -877,6 +881,19 @@ class ValueLanes:
             b._insert(store)
 
         return self._lane_by_lane(mask, None, one)
+
+
+def _uses_argument(fn: ir.Function, index: int) -> bool:
+    """Whether ``fn`` (a definition) uses its argument ``index`` (a declaration: yes)."""
+    if not fn.blocks:
+        return True
+    arg = fn.args[index]
+    for block in fn.blocks:
+        for inst in block.instructions:
+            ops = [v for v, _ in inst.incomings] if isinstance(inst, ir.PhiInstr) else inst.operands
+            if any(op is arg for op in ops):
+                return True
+    return False
 
 
 def _undefined(value) -> bool:
