@@ -126,6 +126,21 @@ kernel void private_copies(global const float *in, global float *out,
     for (int k = 0; k < 8; k++) out2[8 * i + k] = v[k] * 2.0f;
 }
 
+/* A private array of float4 (each lane's own copy: vector loads and stores gather and
+   scatter) and of a struct, passed to nothing, indexed per lane. */
+typedef struct { int key; float weight; } Pair;
+kernel void private_vectors(global const float4 *in, global float4 *out, global float *w)
+{
+    int i = get_global_id(0);
+    float4 pts[4];
+    Pair pairs[3];
+    for (int k = 0; k < 4; k++) pts[k] = in[(i + k) % 64] * (float)(k + 1);
+    for (int k = 0; k < 3; k++) { pairs[k].key = (i * 7 + k) % 3; pairs[k].weight = k + 0.5f; }
+    if (i & 1) pts[i & 3].yz = (float2)(-1.0f, (float)i);
+    out[i] = pts[(i >> 1) & 3] + pts[3 - (i & 3)].wzyx;
+    w[i] = pairs[pairs[i % 3].key].weight;
+}
+
 /* compare-exchange without spinning on other work-items: claim the first free slot of a
    small table (one work-group: its work-items run in order on one thread), an atomic
    float add by a compare-exchange loop, atomic loads and stores. */
@@ -214,7 +229,7 @@ def _both(monkeypatch, name, make_args, **launch):
 
 NAMES = (
     "nbody_step", "vloads", "int4_ops", "float4_loop", "sort8", "histogram_private",
-    "private_copies",
+    "private_copies", "private_vectors",
     "claim", "atomic_ls", "helpers",
 )  # fmt: skip
 
@@ -353,6 +368,24 @@ def test_private_array_copies(monkeypatch):
     expected[perm] = v
     np.testing.assert_array_equal(out.reshape(n, 8), expected)
     np.testing.assert_array_equal(out2.reshape(n, 8), v * np.float32(2))
+
+
+def test_private_vectors_and_structs(monkeypatch):
+    n = 64
+    x = np.random.default_rng(11).standard_normal((n, 4)).astype(np.float32)
+
+    def args():
+        return [x.copy(), np.zeros((n, 4), np.float32), np.zeros(n, np.float32)]
+
+    (_, out, w) = _both(monkeypatch, "private_vectors", args, global_size=n, local_size=(16,))
+    for i in range(n):
+        pts = [x[(i + k) % 64] * np.float32(k + 1) for k in range(4)]
+        if i & 1:
+            pts[i & 3] = pts[i & 3].copy()
+            pts[i & 3][1:3] = [-1, i]
+        np.testing.assert_array_equal(out[i], pts[(i >> 1) & 3] + pts[3 - (i & 3)][::-1])
+        keys = [(i * 7 + k) % 3 for k in range(3)]
+        assert w[i] == keys[i % 3] + 0.5
 
 
 def test_cmpxchg_lane_by_lane(monkeypatch):

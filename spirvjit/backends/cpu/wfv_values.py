@@ -465,6 +465,8 @@ class ValueLanes:
         """The length of a memcpy/memmove/memset that ``pointer`` (into a private array) is
         one side of, with a constant length and (copies) the other side not private
         memory; else None."""
+        if not isinstance(call, ir.CallInstr):
+            return None
         name = getattr(call.callee, "name", "")
         if not name.startswith(("llvm.memcpy.", "llvm.memmove.", "llvm.memset.")):
             return None
