@@ -1,6 +1,7 @@
 """Ctrl-C during a multi-threaded CPU launch: whenever the KeyboardInterrupt comes, the
 launch is abandoned and nothing of it runs after the call has raised (else the workers
-run on over arrays Python frees, and the process crashes at exit)."""
+run on over arrays Python frees, and the process crashes at exit). Both pools: the
+native one (launcher.NativePool) and the portable Python one (launcher.ThreadPool)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from spirvjit.backends.cpu import workers
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # The interrupt lands right after the last task is handed out, before the launch starts
@@ -16,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # (the test of test_runtime.py, looped, crashed at exit in about one run of three on a
 # loaded machine).
 INTERRUPTED_WHILE_HANDING_OUT = """
-import queue, time
+import queue, sys, time
 import numpy as np, spirvjit
 from spirvjit.backends.cpu import launcher
 
@@ -27,9 +32,12 @@ kernel void spin(global float* out, int n) {
     for (int k = 0; k < n; ++k) v = v * 0.999f + 1.0f;
     out[i] = v;
 }''')
+if sys.argv[1] == "python":  # the portable pool, else the native one where there is one
+    launcher._pool = launcher.ThreadPool(2)
 out = np.zeros(1 << 22, np.float32)
 prog.spin(out, 1, global_size=out.size)  # compiled, and the workers started
 pool = launcher.thread_pool()
+print(type(pool).__name__)
 
 class InterruptAfterPut:
     def __init__(self, tasks):
@@ -40,7 +48,15 @@ class InterruptAfterPut:
             pool._tasks[-1] = self.tasks  # once
             raise KeyboardInterrupt
 
-pool._tasks[-1] = InterruptAfterPut(pool._tasks[-1])
+if isinstance(pool, launcher.NativePool):
+    started = pool._start
+    def start_then_interrupt():
+        started()  # the workers are running the launch
+        pool._start = started  # once
+        raise KeyboardInterrupt
+    pool._start = start_then_interrupt
+else:
+    pool._tasks[-1] = InterruptAfterPut(pool._tasks[-1])
 out[:] = -1
 start = time.perf_counter()
 try:
@@ -58,11 +74,12 @@ print("ok")
 """
 
 
-def test_interrupt_while_the_tasks_are_handed_out_stops_the_launch():
+@pytest.mark.parametrize("pool", ["default", "python"])
+def test_interrupt_while_the_tasks_are_handed_out_stops_the_launch(pool):
     env = {**os.environ, "SPIRVJIT_NUM_THREADS": "2", "PYTHONPATH": str(ROOT)}
     env.pop("SPIRVJIT_CHECK", None)
     proc = subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_WHILE_HANDING_OUT],
+        [sys.executable, "-c", INTERRUPTED_WHILE_HANDING_OUT, pool],
         capture_output=True,
         text=True,
         timeout=240,
@@ -71,6 +88,8 @@ def test_interrupt_while_the_tasks_are_handed_out_stops_the_launch():
     )
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
     lines = proc.stdout.split()
-    assert lines[0] == "interrupted" and lines[2] == "stopped", proc.stdout
-    assert float(lines[1]) < 30  # the groups already running finish, no more start
+    native = pool == "default" and workers.supported()
+    assert lines[0] == ("NativePool" if native else "ThreadPool"), proc.stdout
+    assert lines[1] == "interrupted" and lines[3] == "stopped", proc.stdout
+    assert float(lines[2]) < 30  # the groups already running finish, no more start
     assert lines[-1] == "ok"

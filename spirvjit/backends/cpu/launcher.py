@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
+import os
 import queue
 import threading
 from collections.abc import Sequence
@@ -25,6 +27,8 @@ from ...ndrange import choose_local_size, group_counts, normalize_sizes
 from ...translate.signature import KernelSignature
 from . import crash
 from .abi import LaunchRecord
+
+log = logging.getLogger("spirvjit")
 
 RUNNER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -52,7 +56,8 @@ class _Arena(threading.local):
 
 
 class ThreadPool:
-    """Worker threads that call native runners.
+    """Worker threads that call native runners, handed their tasks through Python queues
+    (the portable pool: NativePool below is used where futex(2) is available).
 
     A launch from the main thread runs on the workers alone while the main thread waits,
     interruptibly: Ctrl-C sets the launch's abort flag, the runners finish the groups
@@ -163,6 +168,137 @@ class ThreadPool:
                 break
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+class NativePool:
+    """Worker threads that wait for launches in native code (workers.py): no Python and
+    no GIL between a launch's start and its end (the Python pool's queues cost a GIL
+    hand-over per thread at each end of every launch), and workers still spinning from
+    the previous launch (where a core is left for the launching thread) start at once.
+    benchmarks/results/thread_scaling.md compares both pools with OpenMP.
+
+    The same contract as ThreadPool: one multi-threaded launch at a time; a launch from
+    the main thread runs on the workers alone while the main thread waits interruptibly
+    (Ctrl-C sets the abort flag, the launch's running groups finish, KeyboardInterrupt is
+    raised); other threads take part in their own launches.
+    """
+
+    # How long one native wait sleeps before the main thread looks at signals again.
+    SIGNAL_POLL_SECONDS = 0.05
+
+    def __init__(self, threads: int):
+        from . import workers
+
+        self.threads = max(1, threads)
+        self._native = workers.functions()
+        self._state = workers.PoolState()
+        self._state.worker_spin = workers.worker_spin(self.threads, _cores())
+        self._state.timeout_ns = int(self.SIGNAL_POLL_SECONDS * 1e9)
+        self._wait_spin = workers.wait_spin(self.threads, _cores())
+        self._arena = _Arena()  # the launching thread's own (it may take part)
+        self._arenas: list[np.ndarray] = []  # the workers', grown together
+        self._arena_table = (ctypes.c_int64 * self.threads)()
+        self._state.arenas = ctypes.addressof(self._arena_table)
+        self._arena_bytes = -1
+        self._lock = threading.Lock()
+        self._threads = [
+            threading.Thread(
+                target=self._native.worker,
+                args=(ctypes.byref(self._state), i),
+                name=f"spirvjit-cpu-{i}",
+                daemon=True,
+            )
+            for i in range(self.threads)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _worker_arenas(self, nbytes: int) -> None:
+        """Every worker's local-memory arena holds ``nbytes`` (no launch is running)."""
+        if nbytes <= self._arena_bytes:
+            return
+        self._arenas = []
+        for i in range(self.threads):
+            buffer = np.zeros(nbytes + ARENA_ALIGN, np.uint8)
+            raw = buffer.ctypes.data
+            self._arenas.append(buffer)
+            self._arena_table[i] = raw + (-raw % ARENA_ALIGN)
+        self._arena_bytes = nbytes
+
+    def run(
+        self,
+        runner,
+        args: int,
+        launch: int,
+        threads: int,
+        arena_bytes: int,
+        abort: ctypes.c_int64 | None = None,
+    ) -> None:
+        """Runs ``runner`` on ``threads`` threads (see ThreadPool.run)."""
+        if threads <= 1:
+            runner(args, launch, self._arena.get(arena_bytes))
+            return
+        with self._lock:
+            count = min(threads, self.threads)
+            main = threading.current_thread() is threading.main_thread()
+            # The main thread waits, interruptibly; any other takes part in the launch.
+            waits = main and abort is not None
+            workers = count if waits else count - 1
+            state = self._state
+            self._worker_arenas(arena_bytes)
+            state.runner = ctypes.cast(runner, ctypes.c_void_p).value
+            state.args = args
+            state.launch = launch
+            state.workers = workers
+            state.pending = workers
+            if waits:
+                self._run_interruptibly(abort)
+                return
+            self._start()
+            try:
+                runner(args, launch, self._arena.get(arena_bytes))
+            finally:
+                while self._native.wait(state, self._wait_spin):
+                    pass
+
+    def _start(self) -> None:
+        self._native.start(self._state)
+
+    def _run_interruptibly(self, abort: ctypes.c_int64) -> None:
+        # A KeyboardInterrupt can come between any two statements: before the workers
+        # were started (then nothing ran) or after (then stop them and wait for them).
+        state = self._state
+        before = state.gen
+        try:
+            self._start()
+            while self._native.wait(state, self._wait_spin):
+                pass  # returning from the call lets the main thread see signals
+        except BaseException:
+            if state.gen == before:  # interrupted before the start: nothing runs
+                state.pending = 0
+                raise
+            abort.value = 1  # the runners stop claiming groups
+            while True:  # a second Ctrl-C does not cut the wait short
+                with contextlib.suppress(KeyboardInterrupt):
+                    while self._native.wait(state, self._wait_spin):
+                        pass
+                    break
+            raise
+
+    def close(self) -> None:
+        """Ends the worker threads (tests; the process's pool lives as long as it)."""
+        with self._lock:
+            self._state.shutdown = 1
+            self._start()
+        for thread in self._threads:
+            thread.join()
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchPlan:
     """What a launch of one NDRange shape needs, checked once and reused."""
@@ -199,16 +335,47 @@ def _abort_flag(record: LaunchRecord) -> ctypes.c_int64:
     return ctypes.c_int64.from_buffer(record, LaunchRecord.abort.offset)
 
 
-_pool: ThreadPool | None = None
+_pool: ThreadPool | NativePool | None = None
 _pool_lock = threading.Lock()
 
 
-def thread_pool() -> ThreadPool:
+def _forget_pool_after_fork() -> None:
+    # A forked child has only the thread that forked: the pool's workers stayed in the
+    # parent, and a multi-threaded launch waited for them forever. The child starts its
+    # own pool at its first such launch (a lock held by another thread of the parent at
+    # the fork would stay held: the lock is new too).
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def make_pool(threads: int) -> ThreadPool | NativePool:
+    """A pool of ``threads`` workers: native where the platform allows, else Python's."""
+    from . import workers
+
+    if workers.supported():
+        try:
+            return NativePool(threads)
+        except Exception as exc:  # never let the faster pool stop a launch
+            log.warning("spirvjit: native thread pool unavailable (%s); using Python's", exc)
+    return ThreadPool(threads)
+
+
+def thread_pool() -> ThreadPool | NativePool:
     """The process's CPU worker threads (SPIRVJIT_NUM_THREADS), started on first use."""
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPool(config.num_threads())
+            _pool = make_pool(config.num_threads())
+            if isinstance(_pool, NativePool):
+                # Its workers read its state until the process ends (workers.keep_forever).
+                from . import workers
+
+                workers.keep_forever(_pool)
         return _pool
 
 
@@ -285,7 +452,7 @@ class CpuKernel:
                 f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
                 name,
             )
-        pool_threads = thread_pool().threads
+        pool_threads = _pool.threads if _pool is not None else config.num_threads()
         threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
         record, total = launch_record(gs, ls, offset, dims, threads)
         report = crash.PlanReport(name, self.signature, gs, ls, offset, dims)
