@@ -262,18 +262,21 @@ def test_atomic_result_used_in_a_branch(monkeypatch):
     assert "vectorized" in program.translation().kernel_functions["flag"].wfv_note
 
 
-def test_runtime_dimension_declines(monkeypatch):
-    """get_global_id(d) with a run-time d picks from the id vector at run time; the
-    context holds the first lane's ids only, so such a kernel keeps the scalar loop."""
+def test_runtime_dimension(monkeypatch):
+    """get_global_id(d) with a run-time d picks from the id vector at run time: a varying
+    <3 x i64> (each lane's x id in component 0), picked by compares and selects. (It
+    declined while varying vectors did.)"""
     monkeypatch.setenv("SPIRVJIT_WFV", "all")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     program = spirvjit.compile_opencl(
-        "kernel void k(global int *out, int d) { out[get_global_id(0)] = get_global_id(d); }"
+        "kernel void k(global int *out, int d) {"
+        " out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = get_global_id(d); }"
     )
-    out = np.zeros(37, np.int32)
-    program.kernel("k")(out, np.int32(0), global_size=37)
-    np.testing.assert_array_equal(out, np.arange(37))
-    assert program.translation().kernel_functions["k"].wfv_note.startswith("not vectorized")
+    for d, expected in ((0, np.arange(37)[None, :]), (1, np.arange(3)[:, None]), (5, 0)):
+        out = np.full((3, 37), -1, np.int32)
+        program.kernel("k")(out, np.int32(d), global_size=(37, 3))
+        np.testing.assert_array_equal(out, np.broadcast_to(expected, (3, 37)))
+    assert program.translation().kernel_functions["k"].wfv_note.startswith("vectorized")
 
 
 def test_default_takes_kernels_with_loops(monkeypatch):
@@ -302,4 +305,4 @@ def test_dis_names_the_outcome(monkeypatch, tmp_path, capsys):
     assert main(["dis", str(path), "--target", "host"]) == 0
     out = capsys.readouterr().out
     assert "; vectorized across work-items, " in out
-    assert "; not vectorized across work-items: private variables (alloca)" in out  # printf
+    assert "; not vectorized across work-items: no loops" in out  # b: loop-free

@@ -27,10 +27,15 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   a scatter: the last active lane wins, as in the scalar order).
 * **Calls.** Element-wise LLVM intrinsics become their vector forms; libm functions with a
   glibc libmvec variant of W lanes call it, other pure libm calls run lane by lane.
+  Calls that were not inlined (and other intrinsics) run once per active lane, in lane
+  order (wfv_values.py).
+* **Vector values, private arrays, compare-exchange, atomic loads and stores:** see
+  wfv_values.py (structure-of-arrays vectors, interleaved or per-lane private copies,
+  lane by lane under the mask).
 * **Declines** (the scalar work-item loop stays): barriers (the step-function regions are
-  not vectorized yet), atomics and fences, private arrays (``alloca``), calls to
-  anything else (printf, helpers), varying vector/struct values, irreducible control
-  flow. The reason is logged (``SPIRVJIT_DEBUG``) and put in the IR (``spirvjit dis``).
+  not vectorized yet), calls through function pointers, private arrays of run-time size,
+  irreducible control flow. The reason is logged (``SPIRVJIT_DEBUG``) and put in the IR
+  (``spirvjit dis``).
 
 Results: integer results are bit-exact (same operations per lane; masked-off lanes never
 store, load, divide or branch); floating-point results are identical except where a
@@ -49,6 +54,7 @@ from llvmlite import ir
 
 from ...translate.function import overload_suffix
 from ...translate.mathlib import LIBMVEC
+from .wfv_values import _REDUCTIONS, ValueLanes
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -76,10 +82,15 @@ _ELEMENTWISE = {
     "round", "roundeven", "copysign", "minnum", "maxnum", "minimum", "maximum", "exp",
     "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow", "canonicalize",
     "smin", "smax", "umin", "umax", "ctpop", "bitreverse", "bswap", "fshl", "fshr",
-    "sadd.sat", "uadd.sat", "ssub.sat", "usub.sat",
+    "sadd.sat", "uadd.sat", "ssub.sat", "usub.sat", "fptosi.sat", "fptoui.sat", "ldexp",
+    "sadd.with.overflow", "uadd.with.overflow", "ssub.with.overflow", "usub.with.overflow",
+    "smul.with.overflow", "umul.with.overflow",
 }  # fmt: skip
 _IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
 _PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
+# Memory operations run once per active lane, in lane order (wfv_values.py).
+_LANE_BY_LANE = ir.CmpXchg | ir.LoadAtomicInstr | ir.StoreAtomicInstr
+_KEPT = ir.Terminator | ir.AtomicRMW | ir.AllocaInstr | ir.Fence | _LANE_BY_LANE
 
 
 def mode() -> str:
@@ -192,7 +203,7 @@ class _Loop:
         self.exits: list[tuple[ir.Block, ir.Block]] = []
 
 
-class _Vectorizer:
+class _Vectorizer(ValueLanes):
     def __init__(self, kernel, width, features, known: dict[int, int], td):
         self.kernel = kernel
         self.W = width
@@ -212,6 +223,7 @@ class _Vectorizer:
         # reach (e.g. checked mode's per-item checks) is not part of the clone.
         self._cfg()
         self._check_instructions()
+        self._privates()
         self._loops()
         if not self.loops and mode() != "all":
             raise Declined("no loops: LLVM's loop vectorizer widens the work-item loop")
@@ -344,14 +356,9 @@ class _Vectorizer:
         for block in self.rpo:
             for inst in block.instructions:
                 name = inst.opname
-                if isinstance(inst, ir.AllocaInstr):
-                    raise Declined("private variables (alloca)")
-                if isinstance(
-                    inst, ir.CmpXchg | ir.Fence | ir.LoadAtomicInstr | ir.StoreAtomicInstr
-                ):
-                    raise Declined(f"atomic operation ({name})")
+                lanes = False
                 if isinstance(inst, ir.CallInstr):
-                    self._call_kind(inst)  # raises for what cannot be vectorized
+                    lanes = self._call_kind(inst)[0] == "lanes"  # raises for function pointers
                 elif not (
                     name in _BINARY
                     or name in _CASTS
@@ -359,11 +366,11 @@ class _Vectorizer:
                     in ("fneg", "icmp", "fcmp", "select", "phi", "getelementptr", "load", "store")
                     or name in ("extractelement", "insertelement", "shufflevector")
                     or name in ("extractvalue", "insertvalue")
-                    or isinstance(inst, ir.Terminator | ir.AtomicRMW)
+                    or isinstance(inst, _KEPT)
                 ):
                     raise Declined(f"instruction {name}")
                 for op in inst.operands:
-                    if op is self.ctx and not isinstance(inst, ir.GEPInstr):
+                    if op is self.ctx and not isinstance(inst, ir.GEPInstr) and not lanes:
                         raise Declined("the work-item context escapes")
                 if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
                     indices = [getattr(i, "constant", None) for i in inst.indices]
@@ -379,8 +386,10 @@ class _Vectorizer:
     def _call_kind(self, call) -> tuple[str, object]:
         callee = call.callee
         name = getattr(callee, "name", "")
-        if not isinstance(callee, ir.Function) or callee.blocks:
-            raise Declined(f"call to {name or 'a function pointer'}")
+        if not isinstance(callee, ir.Function):
+            raise Declined("call through a function pointer")
+        if callee.blocks:
+            return "lanes", name  # not inlined: once per active lane
         if name.startswith("llvm."):
             base = name[5:].split(".")
             # Drop the type suffixes (f32, v4i32, p0, ...).
@@ -393,7 +402,11 @@ class _Vectorizer:
                 return "immediate", base
             if base in _PURE_INTRINSICS:
                 return "uniform", base
-            raise Declined(f"call to {name}")
+            if base in ("lifetime.start", "lifetime.end"):
+                return "drop", base  # hints about one alloca, which the lanes' copies replace
+            if base.startswith("vector.reduce.") and base[14:] in _REDUCTIONS:
+                return "reduce", base[14:]
+            return "lanes", base  # any other intrinsic: once per lane
         stem = name[:-1] if name.endswith("f") and name[:-1] in LIBMVEC else name
         attrs = callee.attributes
         if stem in LIBMVEC or (
@@ -402,7 +415,14 @@ class _Vectorizer:
             return "libm", stem
         if "readnone" in attrs and name in _OTHER_LIBM:
             return "libm", name
-        raise Declined(f"call to {name}")
+        return "lanes", name  # not inlined (or external): once per active lane
+
+    def _per_lane(self, inst) -> bool:
+        """Instructions whose result differs per lane whatever their operands: they run
+        lane by lane (atomics, calls) or have a copy per lane (private variables)."""
+        if isinstance(inst, ir.AtomicRMW | ir.CmpXchg | ir.LoadAtomicInstr | ir.AllocaInstr):
+            return True
+        return isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] == "lanes"
 
     def _loops(self) -> None:
         headers: dict = {}
@@ -506,8 +526,9 @@ class _Vectorizer:
                     if inst in varying:
                         continue
                     is_var = False
-                    if isinstance(inst, ir.AtomicRMW) or self._reads_varying_slot(inst):
-                        # An atomic runs once per lane (lane by lane): its result varies.
+                    if self._per_lane(inst) or self._reads_varying_slot(inst):
+                        # An atomic or a call runs once per lane (lane by lane), a private
+                        # variable has a copy per lane: the result varies.
                         is_var = True
                     elif isinstance(inst, ir.PhiInstr):
                         for value, pred in inst.incomings:
@@ -540,8 +561,10 @@ class _Vectorizer:
         work = []
         for block in self.rpo:
             for inst in block.instructions:
-                if isinstance(inst, ir.StoreInstr | ir.Terminator | ir.AtomicRMW) or (
-                    isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] == "uniform"
+                if isinstance(inst, ir.StoreInstr | ir.Terminator | ir.AtomicRMW | ir.Fence) or (
+                    isinstance(inst, ir.CallInstr)
+                    and self._call_kind(inst)[0] in ("uniform", "lanes")
+                    or isinstance(inst, _LANE_BY_LANE)
                 ):
                     work.append(inst)
         while work:
@@ -560,12 +583,8 @@ class _Vectorizer:
                     work.append(op)
         self.needed = needed
         for inst in needed:
-            if (
-                inst in self.varying
-                and not isinstance(inst.type, ir.VoidType)
-                and not _scalar_type(inst.type)
-            ):
-                raise Declined(f"varying value of type {inst.type} ({inst.opname})")
+            if inst in self.varying and not isinstance(inst.type, ir.VoidType):
+                self._widen(inst.type)  # raises for a type with no varying form
         # Live-outs of divergent loops: values defined in the loop used outside it.
         self.liveouts = {id(loop): [] for loop in self.loops}
         for inst in needed:
@@ -610,7 +629,12 @@ class _Vectorizer:
                         continue
                     s = None
                     ops = inst.operands
-                    if isinstance(inst, ir.LoadInstr):
+                    private = self._private_stride(inst, of)
+                    if private is not None:
+                        s = None if private == "unknown" else private
+                    elif not _scalar_type(inst.type):
+                        s = None
+                    elif isinstance(inst, ir.LoadInstr):
                         slot = self._ctx_slot(inst)
                         s = 1 if slot in (_GLOBAL_ID_X, _LOCAL_ID_X) else None
                     elif inst.opname in ("add", "sub"):
@@ -841,27 +865,29 @@ class _Vectorizer:
             if m is None:
                 result = value
                 continue
-            if varying:
-                m = self._splat(m) if isinstance(m.type, ir.VectorType) else m
-            result = self.b.select(m, value, result)
+            select = self._select_wide if varying else self.b.select
+            result = select(m, value, result)
         return result
 
     # values ------------------------------------------------------------------------
 
     def _value(self, value, use_block, vector: bool):
         value = self._resolve(value)
+        wide = False
         if isinstance(value, ir.Instruction):
             d = value.parent
             use_block = use_block if use_block is not None else self.current_block
             inner = set(map(id, self._loops_of(use_block)))
             outside = [lp for lp in self._loops_of(d) if lp.divergent and id(lp) not in inner]
             found = self.liveout_value[id(outside[-1]), value] if outside else self.vmap[value]
+            wide = bool(outside) or value in self.varying
         elif isinstance(value, ir.Argument):
             found = self.vmap[value]
         else:
             found = value
-        if vector and not isinstance(found.type, ir.VectorType):
-            return self._splat(found)
+        if vector and not wide:
+            # A uniform value where a varying one is needed (vectors: each lane's copy).
+            return self._broadcast(found)
         return found
 
     # blocks ------------------------------------------------------------------------
@@ -985,7 +1011,7 @@ class _Vectorizer:
                 exit_accs[edge] = acc
             live_accs = {}
             for value in self.liveouts[id(loop)]:
-                vt = self._vec_type(value.type)
+                vt = self._widen(value.type)
                 acc = b.phi(vt)
                 acc.add_incoming(ir.Constant(vt, ir.Undefined), pre)
                 live_accs[value] = acc
@@ -1007,7 +1033,7 @@ class _Vectorizer:
                 acc.add_incoming(new_exit[edge], b.block)
             for value, acc in live_accs.items():
                 current = self._value(value, header, True)
-                captured = b.select(left, current, acc) if left is not None else acc
+                captured = self._select_wide(left, current, acc) if left is not None else acc
                 acc.add_incoming(captured, b.block)
                 self.liveout_value[(id(loop), value)] = captured
             mask_phi.add_incoming(cont, b.block)
@@ -1037,8 +1063,8 @@ class _Vectorizer:
         if name in _BINARY:
             lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
             if name in _DIVISIONS and varying and mask is not None:
-                one = self._splat(ir.Constant(inst.type, 1))
-                rhs = b.select(mask, rhs, one)
+                one = ir.Constant(rhs.type, [ir.Constant(rhs.type.element, 1)] * rhs.type.count)
+                rhs = b.select(self._lane_mask(mask, rhs.type), rhs, one)
             flags = [f for f in inst.flags if name.startswith("f")]
             return self._put(ir.Instruction(b.block, lhs.type, name, [lhs, rhs], flags=flags))
         if name == "fneg":
@@ -1046,7 +1072,9 @@ class _Vectorizer:
             return self._put(ir.Instruction(b.block, x.type, name, [x], flags=list(inst.flags)))
         if name in _CASTS:
             x = val(inst.operands[0])
-            ty = self._vec_type(inst.type) if varying else inst.type
+            if varying and name == "bitcast":
+                return self._bitcast(inst, x)
+            ty = self._widen(inst.type) if varying else inst.type
             return getattr(b, name)(x, ty)
         if isinstance(inst, ir.ICMPInstr):
             lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
@@ -1055,26 +1083,45 @@ class _Vectorizer:
             lhs, rhs = val(inst.operands[0]), val(inst.operands[1])
             return self._put(ir.FCMPInstr(b.block, inst.op, lhs, rhs, flags=list(inst.flags)))
         if isinstance(inst, ir.SelectInstr):
-            cond = val(inst.operands[0], False)
+            vector_cond = isinstance(inst.operands[0].type, ir.VectorType)
+            cond = val(inst.operands[0], varying and vector_cond)
             lhs, rhs = val(inst.operands[1]), val(inst.operands[2])
+            if varying and not vector_cond:
+                return self._select_wide(cond, lhs, rhs)
             return b.select(cond, lhs, rhs)
+        if isinstance(inst, ir.AllocaInstr):
+            return self._emit_alloca(inst)
+        if inst in self.private_pointer:
+            return self._emit_private_gep(inst, block)
         if isinstance(inst, ir.GEPInstr):
             pointer = val(inst.pointer, False)
             indices = [val(i, False) for i in inst.indices]
             gep = b.gep(pointer, indices, inbounds=inst.inbounds, source_etype=inst.source_etype)
             if varying:
-                gep.type = self._vec_type(PTR)
+                gep.type = self._widen(inst.type if isinstance(inst.type, ir.VectorType) else PTR)
             return gep
         if isinstance(inst, ir.LoadInstr):
             return self._load(inst, block, mask)
         if isinstance(inst, ir.StoreInstr):
             return self._store(inst, block, mask)
         if isinstance(inst, ir.CallInstr):
-            return self._call(inst, block)
+            return self._call(inst, block, mask)
         if isinstance(inst, ir.AtomicRMW):
             return self._atomic(inst, block, mask)
+        if isinstance(inst, ir.CmpXchg):
+            return self._cmpxchg(inst, block, mask)
+        if isinstance(inst, ir.LoadAtomicInstr):
+            return self._atomic_load(inst, block, mask)
+        if isinstance(inst, ir.StoreAtomicInstr):
+            return self._atomic_store(inst, block, mask)
+        if isinstance(inst, ir.Fence):
+            # Once for the lanes: each lane's accesses before it stay before it.
+            return self._put(ir.Fence(b.block, inst.ordering, inst.targetscope))
         if varying:
-            raise Declined(f"varying {name}")
+            result = self._emit_aggregate(inst, block, mask)
+            if result is None:
+                raise Declined(f"varying {name}")
+            return result
         # Uniform vector/aggregate operations: copied as they are.
         ops = [val(op, False) for op in inst.operands]
         if name == "extractelement":
@@ -1182,6 +1229,8 @@ class _Vectorizer:
             pointer, seen = self._resolve(pointer.pointer), seen + 1
         if pointer in self.induction_flag:
             return self.induction_flag[pointer]
+        if self._private_root(pointer, size) is not None:
+            return self._private_root(pointer, size)
         if pointer not in self.varying or self.stride.get(pointer) != size:
             return None
         if (
@@ -1217,6 +1266,14 @@ class _Vectorizer:
             return b.load(
                 self._value(inst.operands[0], block, False), typ=inst.type, align=inst.align
             )
+        if isinstance(inst.type, ir.VectorType):
+            return self._load_vector(inst, block, mask)
+        if self.private:
+            private = self._private_access(inst, block, mask)
+            if private is not None:
+                return private
+        if not _scalar_type(inst.type):
+            raise Declined(f"a varying load of {inst.type}")
         pointers = self._value(inst.operands[0], block, True)
         vt = self._vec_type(inst.type)
         align = inst.align or inst.type.get_abi_size(self.td)
@@ -1242,9 +1299,9 @@ class _Vectorizer:
         elem = _mangle(vt)
         fn = _declare(
             self.module,
-            f"llvm.masked.gather.{elem}.v{self.W}p0",
+            f"llvm.masked.gather.{elem}.{_mangle(pointers.type)}",
             vt,
-            [self._vec_type(PTR), I32, self._vec_type(I1), vt],
+            [pointers.type, I32, mask.type, vt],
         )
         return self.b.call(
             fn, [pointers, ir.Constant(I32, align), mask, ir.Constant(vt, ir.Undefined)]
@@ -1261,6 +1318,12 @@ class _Vectorizer:
                 self._value(value_op, block, False), self._value(pointer_op, block, False), align
             )
             return None
+        if isinstance(value_op.type, ir.VectorType):
+            return self._store_vector(inst, block, mask)
+        if self.private and ptr_varying and self._private_access(inst, block, mask) is not None:
+            return None
+        if not _scalar_type(value_op.type):
+            raise Declined(f"a varying store of {value_op.type}")
         value = self._value(value_op, block, True)
         pointers = self._value(pointer_op, block, True)
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
@@ -1288,20 +1351,40 @@ class _Vectorizer:
         vt = value.type
         fn = _declare(
             self.module,
-            f"llvm.masked.scatter.{_mangle(vt)}.v{self.W}p0",
+            f"llvm.masked.scatter.{_mangle(vt)}.{_mangle(pointers.type)}",
             ir.VoidType(),
-            [vt, self._vec_type(PTR), I32, self._vec_type(I1)],
+            [vt, pointers.type, I32, mask.type],
         )
         self.b.call(fn, [value, pointers, ir.Constant(I32, align), mask])
 
-    def _call(self, inst, block):
+    def _wide_intrinsic(self, inst, base: str) -> str:
+        """The name of intrinsic ``inst``'s overload for the widened types: each type
+        suffix of its name (the result's or an argument's) becomes the widened type's."""
+        wide = {}
+        for ty in [inst.type] + [a.type for a in inst.args]:
+            if _scalar_type(ty) or isinstance(ty, ir.VectorType):
+                wide.setdefault(_mangle(ty), _mangle(self._widen(ty)))
+        suffixes = inst.callee.name[len("llvm." + base) :].split(".")[1:]
+        if not suffixes or any(part not in wide for part in suffixes):
+            raise Declined(f"the vector form of {inst.callee.name}")
+        return ".".join([f"llvm.{base}"] + [wide[part] for part in suffixes])
+
+    def _call(self, inst, block, mask):
         b = self.b
         kind, base = self._call_kind(inst)
+        if kind == "lanes":
+            if self.private and self._private_memory_call(inst, block, mask):
+                return None
+            return self._call_lanes(inst, block, mask)
+        if kind == "uniform" and inst in self.varying:
+            return None  # llvm.assume of a varying condition: a hint, dropped
         if inst not in self.varying:
             args = [self._value(a, block, False) for a in inst.args]
             return b.call(inst.callee, args)
         ret = inst.type
-        vt = self._vec_type(ret)
+        vt = self._widen(ret)
+        if kind == "reduce":
+            return self._reduce(base, [self._value(a, block, True) for a in inst.args], ret)
         if kind in ("elementwise", "immediate"):
             args = []
             for n, a in enumerate(inst.args):
@@ -1311,8 +1394,9 @@ class _Vectorizer:
                     args.append(self._value(a, block, False))
                 else:
                     args.append(self._value(a, block, True))
-            suffix = ".".join(_mangle(a.type) for a in args[:1])
-            callee = _declare(self.module, f"llvm.{base}.{suffix}", vt, [a.type for a in args])
+            callee = _declare(
+                self.module, self._wide_intrinsic(inst, base), vt, [a.type for a in args]
+            )
             return b.call(callee, args)
         # libm: a libmvec variant of W lanes where the target has one, else lane by lane.
         args = [self._value(a, block, True) for a in inst.args]
