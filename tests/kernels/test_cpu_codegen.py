@@ -242,3 +242,28 @@ def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
         x, partial, spirvjit.LocalMemory(64 * 4), np.uint32(n), global_size=64 * 64, local_size=64
     )
     assert partial.sum() == pytest.approx(n * (n + 1) / 2, rel=1e-6)
+
+
+def test_row_x_loops_are_a_function_and_not_copied_per_empty_range() -> None:
+    """The stencil's y loop held the row's main-range and rest x loops, and LLVM's loop
+    unswitching copied the y loop for every combination of them being empty: four copies
+    of the vector loop (each with its epilogue), a third of the kernel's cold JIT. The
+    x loops of a row are now a function of their own: one vector loop for interior rows
+    and one for boundary rows (the uniform ``y == 0 || y == ny - 1``)."""
+    from spirvjit import jit
+
+    src = (EXAMPLES / "stencil.cl").read_text().replace("stencil", "stencil_rows")
+    program = spirvjit.compile_opencl(src)
+    translation = program.translation()
+    assert re.search(
+        r'define internal void @"[^"]*\.wg\.row"[^\n]*noinline', str(translation.module)
+    )
+    symbol = jit.kernel_symbol(
+        program.module, program.symbol_prefix, "stencil_rows", program.target
+    )
+    optimized = str(
+        jit._optimized(translation, program.target, symbol, None, jit.StageTimes(), None)
+    )
+    assert re.search(r"^define internal [^\n]*\.wg\.row", optimized, re.M), "row inlined"
+    vector_loops = re.findall(r"^vector\.body\d*:", optimized, re.M)
+    assert 1 <= len(vector_loops) <= 2, vector_loops
