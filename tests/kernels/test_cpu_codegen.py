@@ -267,3 +267,38 @@ def test_row_x_loops_are_a_function_and_not_copied_per_empty_range() -> None:
     assert re.search(r"^define internal [^\n]*\.wg\.row", optimized, re.M), "row inlined"
     vector_loops = re.findall(r"^vector\.body\d*:", optimized, re.M)
     assert 1 <= len(vector_loops) <= 2, vector_loops
+
+
+POWSUM = """
+kernel void powsum(global float *out, int m)
+{
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < m; k++)
+        s = s * 0.5f + (float)(i + k);
+    out[i] = s;
+}
+"""
+
+
+def test_vector_remainder_of_a_kernel_with_loops_calls_one_small_copy() -> None:
+    """The items after a row's last full W-chunk (whole-function vectorization) ran an
+    inlined scalar copy of the kernel, optimized like hot code (its loops unswitched and
+    unrolled): a fifth of gemm_naive's cold JIT. Now they call the out-of-line copy."""
+    program = spirvjit.compile_opencl(POWSUM)
+    module = program.translation().module
+    notes = [getattr(fn, "wfv_note", "") for fn in module.functions]
+    if not any(note.startswith("vectorized") for note in notes):
+        pytest.skip(f"not vectorized across work-items (SPIRVJIT_WFV?): {notes}")
+    text = str(module)
+    assert re.search(r'call void @"spv\.powsum[^\n]*\bnoinline\b', text)
+    assert re.search(r'define internal void @"spv\.powsum[^"]*"[^\n]*minsize', text)
+    # Results: local sizes with and without a remainder after the W-chunks.
+    m = 9
+    for n, local in ((200, 13), (256, 64), (77, 7)):
+        out = np.zeros(n, np.float32)
+        program.powsum(out, np.int32(m), global_size=n, local_size=local)
+        want = np.zeros(n, np.float32)
+        for k in range(m):
+            want = want * np.float32(0.5) + (np.arange(n) + k).astype(np.float32)
+        np.testing.assert_array_equal(out, want)

@@ -601,23 +601,30 @@ def _emit_x_range(
     width: int,
 ) -> None:
     """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
-    its first lane and adds the lane number), then the remainder one by one."""
+    its first lane and adds the lane number), then the remainder one by one.
+
+    The remainder (fewer than W items per row) of a kernel with loops calls the kernel
+    out of line, the copy the guard split's rest range calls (``guard_split.rest_copy``):
+    an inlined scalar copy was optimized like hot code (its loops unswitched, unrolled),
+    a fifth of the cold JIT of gemm_naive or mandelbrot for a few items per row."""
     w = ir.Constant(I64, width)
     chunks = b.udiv(count, w)
 
-    def run(body: ir.Function, lx: ir.Value) -> None:
+    def run(body: ir.Function, lx: ir.Value, out_of_line: bool = False) -> None:
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
         b.store(b.add(start_x, lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
         if flag is not None:
             b.store(ir.Constant(I64, flag), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-        b.call(body, [*kernel_args, ctx])
+        b.call(body, [*kernel_args, ctx], attrs=("noinline",) if out_of_line else ())
+        if out_of_line:
+            guard_split.rest_copy(body)
 
     loop = _Loop(b, chunks, "wfv")
     run(vector, b.add(lo, b.mul(loop.index, w)))
     loop.close(_scalar_loop_metadata(b.module, unroll=True))
     done = b.mul(chunks, w)
     loop = _Loop(b, b.sub(count, done), "wfv.rest")
-    run(kernel, b.add(b.add(lo, done), loop.index))
+    run(kernel, b.add(b.add(lo, done), loop.index), guard_split.has_loop(kernel))
     loop.close(_scalar_loop_metadata(b.module))
 
 
