@@ -44,6 +44,8 @@ PTR = ir.PointerType()
 R_FLAG, R_KIND, R_WHICH, R_OFFSET, R_SIZE, R_STORE = range(6)
 R_GID, R_LID = 6, 9  # 3 words each
 R_FILE, R_LINE, R_COLUMN, R_ADDRESS, R_EXTENT = 12, 13, 14, 15, 16
+# Where the kernel called the helper function that made the access (see _call_site).
+R_CALLER = 17
 W_ABORT, W_NARGS, W_LOCAL_BYTES, W_SHADOW = 20, 21, 22, 23
 CHECK_ARGS = 24
 
@@ -166,6 +168,51 @@ def _storage_class(t: FunctionTranslator, pointer_id: int) -> int | None:
     return spv.storage if spv.kind == "pointer" else None
 
 
+def _memory(t: FunctionTranslator, pointer_id: int) -> int | None:
+    """The storage class of the memory a pointer addresses: its own, or for a ``Generic``
+    pointer, the one every pointer it can have been cast from has (HIP reaches
+    ``__shared__`` variables and buffers through generic pointers), found through casts,
+    phis, selects and the call sites of helper functions; else ``Generic``."""
+    storage = _storage_class(t, pointer_id)
+    if storage != StorageClass.Generic:
+        return storage
+    owner, calls, entries = _call_graph(t)
+    found: set[int] = set()
+    seen: set[int] = set()
+    work = [pointer_id]
+    while work:
+        pid = work.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        storage = _storage_class(t, pid)
+        if storage is not None and storage != StorageClass.Generic:
+            found.add(storage)
+            continue
+        inst = t.module.defs.get(pid)
+        if inst is None or len(seen) > 256:
+            return StorageClass.Generic
+        source = _round_trip_source(t, inst)
+        if inst.opname in _CASTS:
+            work.append(inst.operands[0])
+        elif source is not None:
+            work.append(source)
+        elif inst.opname == "OpPhi":
+            work.extend(inst.operands[0::2])
+        elif inst.opname == "OpSelect":
+            work.extend(inst.operands[1:3])
+        elif inst.opname == "OpFunctionParameter" and pid in owner:
+            fn = owner[pid]
+            sites = calls.get(fn.id, [])
+            if fn.id in entries or not sites:
+                return StorageClass.Generic  # the host's pointer: anything
+            position = [p.result_id for p in fn.parameters].index(pid)
+            work.extend(site.operands[1 + position] for site in sites)
+        else:
+            return StorageClass.Generic  # loaded, returned by a call, a constant
+    return found.pop() if len(found) == 1 else StorageClass.Generic
+
+
 def _extent(t: FunctionTranslator, pointer_id: int):
     """(kind, which, base pointer, extent) for a pointer of known origin, else None."""
     origin = _origin(t, pointer_id)
@@ -206,29 +253,72 @@ def _by_value(t: FunctionTranslator, param: int) -> bool:
     )
 
 
-def _location(t: FunctionTranslator) -> tuple[int, int, int]:
+def _lines(t: FunctionTranslator) -> dict:
     from ..debuginfo import line_table
 
     lines = getattr(t.mt, "_check_lines", None)
     if lines is None:
         lines = t.mt._check_lines = line_table(t.module)
+    return lines
+
+
+def _location(t: FunctionTranslator) -> tuple[int, int, int, int]:
+    """(file, line, column) of the instruction being translated (zeros without line
+    information), and ``_call_site``'s word."""
     inst = t.current
-    return lines.get(inst.offset, (0, 0, 0)) if inst is not None else (0, 0, 0)
+    here = _lines(t).get(inst.offset, (0, 0, 0)) if inst is not None else (0, 0, 0)
+    return (*here, _call_site(t))
+
+
+def _call_site(t: FunctionTranslator) -> int:
+    """In a helper function: where the kernel calls it (directly, or through helpers),
+    packed as ``file << 40 | line << 16 | column``, when each function on the way has one
+    call site (so the place is known without a run-time stack); the outermost call with
+    line information (a producer's entry wrapper has none). 0 in a kernel or else."""
+    owner, calls, entries = _call_graph(t)
+    caller_of = getattr(t.mt, "_check_call_owner", None)
+    if caller_of is None:
+        caller_of = t.mt._check_call_owner = {
+            id(inst): fn.id for fn in t.module.functions for inst in _body(fn)
+        }
+    lines = _lines(t)
+    found, fn_id = (0, 0, 0), t.fn.id
+    for _ in range(16):
+        if fn_id in entries:
+            break
+        sites = calls.get(fn_id, [])
+        if len(sites) != 1 or id(sites[0]) not in caller_of:
+            return 0
+        found = lines.get(sites[0].offset, (0, 0, 0)) if sites[0].offset in lines else found
+        fn_id = caller_of[id(sites[0])]
+    file, line, column = found
+    if not line:
+        return 0
+    return file << 40 | min(line, (1 << 24) - 1) << 16 | min(column, (1 << 16) - 1)
+
+
+def _body(fn):
+    return (inst for block in fn.blocks for inst in block.instructions)
+
+
+# Words a report takes (``fail_function``'s after the table).
+FAIL_WORDS = 11
 
 
 def fail_function(module: ir.Module, abi) -> ir.Function:
     """``spirvjit.check.fail(table, kind, which, offset, size, store, file, line, column,
-    address, extent, hidden...)``: records the first violation and aborts the launch."""
+    address, extent, caller, hidden...)``: records the first violation and aborts the launch."""
     name = "spirvjit.check.fail"
     if name in module.globals:
         return module.globals[name]
     hidden = abi.hidden_parameters()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR] + [I64] * 10 + hidden), name)
+    words_ty = [I64] * FAIL_WORDS
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, *words_ty, *hidden]), name)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     fn.attributes.add("cold")
-    table, *words = fn.args[:11]
-    fn_hidden = list(fn.args[11:])
+    table, *words = fn.args[: 1 + FAIL_WORDS]
+    fn_hidden = list(fn.args[1 + FAIL_WORDS :])
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     first = fn.append_basic_block("first")
     done = fn.append_basic_block("done")
@@ -252,6 +342,7 @@ def fail_function(module: ir.Module, abi) -> ir.Function:
         R_COLUMN,
         R_ADDRESS,
         R_EXTENT,
+        R_CALLER,
     )
     for index, value in zip(indices, words, strict=True):
         b.store(value, _table_word(b, table, index))
@@ -339,12 +430,22 @@ def guarded(
     the violation. Returns the access's value (zero after a violation)."""
     if not enabled(t) or not isinstance(pointer, ir.Value):
         return access()
-    if _storage_class(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
+    if _memory(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
         access = _tracked(t, pointer_id, pointer, size, store, access)
     if isinstance(size, int) and _statically_inside(t, pointer_id, size):
         return access()  # e.g. a private scalar, or a constant index into a local array
     b = t.b
     hoisted = isinstance(size, int) and _hoist(t, pointer_id, size)
+    fn = b.function
+    good = fn.append_basic_block("chk.ok") if hoisted else None
+    if hoisted:
+        # The group's whole range was checked before its first work-item ran: where it
+        # held, nothing of the per-item check runs (the branch folds to a constant in the
+        # copy of the loops that sets the flag, and the vectorizer, vectorize.py, drops
+        # the other side), else the per-item check below.
+        per_item = fn.append_basic_block("chk.item")
+        b.cbranch(_group_checked(t), good, per_item)
+        b.position_at_end(per_item)
     size = ir.Constant(I64, size) if isinstance(size, int) else size
     if size.type != I64:
         size = b.zext(size, I64)
@@ -367,18 +468,18 @@ def guarded(
             extent = _invariant(b, _table_word(b, table, W_LOCAL_BYTES))
             ok = _inside(b, address, size, base, extent)
         else:
+            if good is not None:  # no per-item check for such a pointer
+                b.branch(good)
+                b.position_at_end(good)
             return access()
         offset = ir.Constant(I64, 0)
-    if hoisted:
-        # The group's whole range was checked before its first work-item ran.
-        ok = b.or_(_group_checked(t), ok)
-    fn = b.function
-    good = fn.append_basic_block("chk.ok")
+    if good is None:
+        good = fn.append_basic_block("chk.ok")
     bad = fn.append_basic_block("chk.bad")
     join = fn.append_basic_block("chk.join")
     b.cbranch(ok, good, bad)
     b.position_at_end(bad)
-    file, line, column = _location(t)
+    file, line, column, caller = _location(t)
     b.call(
         fail_function(t.mt.llmodule, t.mt.abi),
         [
@@ -393,6 +494,7 @@ def guarded(
             ir.Constant(I64, column),
             address,
             extent,
+            ir.Constant(I64, caller),
             *t.hidden,
         ],
     )
@@ -1076,13 +1178,19 @@ def group_ranges(
     """In a work-group function, before the group's first work-item: clears the group's
     shadow of its local memory (when tracked); returns i1, the kernel's hoisted accesses
     all stay inside their arrays for this group, or None when it has none."""
-    reset = module.globals.get(_SHADOW_RESET)
-    if reset is not None:  # a new group: none of its local memory is written yet
-        b.call(reset, [ctx])
+    reset_group_shadow(b, module, ctx)
     fn = module.globals.get(kernel.name + RANGES_SUFFIX)
     if fn is None:
         return None
     return b.call(fn, [*kernel_args, ctx])
+
+
+def reset_group_shadow(b: ir.IRBuilder, module: ir.Module, ctx: ir.Value) -> None:
+    """Before a group's first work-item: clears its shadow of the local memory, when the
+    module tracks it (none of the group's local memory is written yet)."""
+    reset = module.globals.get(_SHADOW_RESET)
+    if reset is not None:
+        b.call(reset, [ctx])
 
 
 # The flag word's bits: the group's hoisted range checks held; every byte of the group's
@@ -1096,16 +1204,19 @@ def versioned(
     flag: ir.Value,
     emit,
     full: ir.Value | None = None,
+    fast=None,
 ) -> None:
     """Emits the group's work-item loops (``emit()``) once per case: with the flag's
-    FAST_RANGES bit set where the range check (``inside``) held, else clear (per-item
-    checks); ``full`` (i1, a barrier kernel's region): with FAST_SHADOW_FULL set where the
-    group's local memory was all written when the region began, which turns the region's
-    unset-read checks into constants (no branch left in its loops)."""
+    FAST_RANGES bit set where the range check (``inside``) held (``fast()`` instead of
+    ``emit()`` when given: e.g. the vectorized loops, which have no per-item checks), else
+    clear (per-item checks); ``full`` (i1, a barrier kernel's region): with
+    FAST_SHADOW_FULL set where the group's local memory was all written when the region
+    began, which turns the region's unset-read checks into constants (no branch left in
+    its loops). The flag is always stored: the kernel's checks read it."""
 
     def run(value: int) -> None:
         b.store(ir.Constant(I64, value), flag)
-        emit()
+        (fast if fast is not None and value & FAST_RANGES else emit)()
 
     def by_shadow(value: int) -> None:
         if full is None:
@@ -1118,15 +1229,12 @@ def versioned(
                 run(value)
 
     if inside is None:
-        if full is None:
-            emit()
-        else:
-            by_shadow(0)
+        by_shadow(0)
         return
-    with b.if_else(inside, likely=True) as (fast, checked):
-        with fast:
+    with b.if_else(inside, likely=True) as (held, failed):
+        with held:
             by_shadow(FAST_RANGES)
-        with checked:
+        with failed:
             run(0)  # a violation is near: every check per item
 
 
@@ -1210,6 +1318,10 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
         spv = t.types.spv(inst.result_type)
         return spv.storage if spv.kind == "pointer" else None
 
+    def memory(value_id) -> int | None:
+        # A generic pointer cast from a known variable or argument (HIP) is that one's.
+        return None if storage(value_id) is None else _memory(t, value_id)
+
     for fn in t.module.functions:
         for block in fn.blocks:
             for inst in block.instructions:
@@ -1217,16 +1329,16 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
                 if op in ("OpStore", "OpCopyMemory", "OpCopyMemorySized") or op.startswith(
                     "OpAtomic"
                 ):
-                    if storage(inst.operands[0]) == StorageClass.Generic:
+                    if memory(inst.operands[0]) == StorageClass.Generic:
                         return False
                 elif op == "OpExtInst" and inst.operands[1] in _VSTORES:
-                    if any(storage(v) in maybe_local for v in inst.operands[2:]):
+                    if any(memory(v) in maybe_local for v in inst.operands[2:]):
                         return False
                 elif op == "OpGroupAsyncCopy" or (
                     op == "OpFunctionCall"
                     and inst.operands[0] in bodiless
                     and not _atomic_name(t, inst.operands[0])
-                    and any(storage(v) in maybe_local for v in inst.operands[1:])
+                    and any(memory(v) in maybe_local for v in inst.operands[1:])
                 ):
                     return False
     return True
@@ -1305,8 +1417,8 @@ def _check_written(t: FunctionTranslator, pointer_id: int, address: ir.Value, si
         else:
             kind, which = KIND_UNSET_LOCAL, 0
             base = t.mt.abi.workgroup_address(b, t.hidden, 0)
-        file, line, column = _location(t)
-        words = [kind, which, None, size, 0, file, line, column, None, 0]
+        file, line, column, caller = _location(t)
+        words = [kind, which, None, size, 0, file, line, column, None, 0, caller]
         values = [ir.Constant(I64, w) if w is not None else None for w in words]
         values[2] = b.sub(address, b.ptrtoint(base, I64))
         values[8] = address
@@ -1335,7 +1447,7 @@ def atomic_written(t: FunctionTranslator, inst) -> None:
     if not enabled(t):
         return
     pointer_id = inst.operands[1 if inst.opname == "OpFunctionCall" else 0]
-    if _storage_class(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
+    if _memory(t, pointer_id) != StorageClass.Workgroup or not _shadow_on(t):
         return
     pointer = t.value(pointer_id)
     if not isinstance(pointer, ir.Value):

@@ -210,6 +210,53 @@ def test_source_location_with_g():
     assert re.search(r", at kernel\.cl:4:\d+$", message), message
 
 
+HELPERS = """float load_at(__global const float *p, int i)
+{
+    return p[i];
+}
+
+void store_at(__global float *p, int i, float v)
+{
+    p[i] = v;
+}
+
+void store_twice(__global float *p, int i, float v)
+{
+    store_at(p, i, v);
+}
+
+__kernel void once(__global const float *a, __global float *b, int n)
+{
+    int i = get_global_id(0);
+    store_twice(b, i + n, load_at(a, i));
+}
+
+__kernel void twice(__global const float *a, __global float *b, int n)
+{
+    int i = get_global_id(0);
+    float v = load_at(a, i);
+    b[i] = v;
+    b[i + n] = load_at(a, i + n);
+}
+"""
+
+
+@pytest.mark.skipif(
+    not (find_tool("clang15") and find_tool("llvm-spirv")),
+    reason="line information needs the translator producer",
+)
+def test_access_in_a_helper_names_the_kernel_line_that_called_it():
+    # Failed before: the report named the helper's line only.
+    p = spirvjit.compile_opencl(HELPERS, options=["-g"], producer="translator")
+    a, b = np.ones(8, np.float32), np.zeros(8, np.float32)
+    message = _error(lambda: p.once(a, b, 1, global_size=8, check=True))
+    # p[i] = v in store_at (line 8), reached through store_twice from the kernel's line 19.
+    assert re.search(r", at kernel\.cl:8:\d+, in a function called from kernel\.cl:19:5$", message)
+    # load_at has two call sites: which one ran is not known statically.
+    message = _error(lambda: p.twice(a, b, 1, global_size=8, check=True))
+    assert re.search(r", at kernel\.cl:3:\d+$", message), message
+
+
 BLUR = r"""
 // A 2D box blur over a width x height image (row-major floats).
 __kernel void blur(__global const float *src, __global float *dst, int width, int height) {

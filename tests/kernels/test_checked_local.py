@@ -128,10 +128,13 @@ def test_correct_local_memory_kernels_are_not_flagged():
     np.testing.assert_array_equal(out, a.T)
 
 
-@pytest.mark.skipif(
+_needs_hip = pytest.mark.skipif(
     find_tool("clang") is None or find_tool("opt") is None or find_tool("llc") is None,
     reason="clang-22, opt-22 and llc-22 are needed to compile HIP",
 )
+
+
+@_needs_hip
 def test_hip_dynamic_shared_memory_is_not_flagged():
     source = r"""
     #include <hip/hip_runtime.h>
@@ -143,12 +146,119 @@ def test_hip_dynamic_shared_memory_is_not_flagged():
       out[blockIdx.x * blockDim.x + t] = buffer[blockDim.x - 1 - t];
     }
     """
-    # HIP's SPIR-V reaches shared memory through generic pointers, whose writes the
-    # shadow cannot see: such modules are not tracked (docs/debugging.md), so a HIP
-    # kernel's unwritten reads are not reported either; what is tested is that correct
-    # ones run clean in checked mode.
+    # HIP's SPIR-V reaches shared memory through generic pointers cast from the
+    # __shared__ variable: their writes set the shadow (the cast is followed back), so a
+    # correct kernel's reads of other threads' writes run clean.
     p = spirvjit.compile_hip(source)
     x = np.arange(256, dtype=np.float32)
     out = np.zeros_like(x)
     p.reverse(x, out, grid=4, block=64, shared_mem=64 * 4, check=True)
     np.testing.assert_array_equal(out, x.reshape(4, 64)[:, ::-1].ravel())
+
+
+HIP_KERNELS = r"""
+#include <hip/hip_runtime.h>
+// The OpenCL kernels above in HIP: a static __shared__ tile whose element 5 no one
+// writes; dynamic shared memory (extern __shared__) whose element 7 no one writes; the
+// tree reduction whose last thread does not store its partial sum.
+__global__ void gap(const float* in, float* out) {
+  __shared__ float tile[64];
+  unsigned t = threadIdx.x;
+  if (t != 5)
+    tile[t] = in[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = tile[63 - t];
+}
+__global__ void dynamic_gap(const float* in, float* out) {
+  extern __shared__ float buffer[];
+  unsigned t = threadIdx.x;
+  if (t != 7)
+    buffer[t] = in[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = buffer[blockDim.x - 1 - t];
+}
+__global__ void forgetful(const float* x, float* partial) {
+  __shared__ float scratch[16];
+  unsigned t = threadIdx.x;
+  if (t + 1 < blockDim.x)
+    scratch[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride)
+      scratch[t] += scratch[t + stride];
+    __syncthreads();
+  }
+  if (t == 0)
+    partial[blockIdx.x] = scratch[0];
+}
+// Wavefront sums (__shfl_down) stored per wavefront; the second wavefront stores its sum
+// in the first block only, so the next block reads its slot unwritten.
+__global__ void wave_sums(const int* in, int* out) {
+  __shared__ int sums[2];
+  int t = threadIdx.x;
+  int v = in[blockIdx.x * blockDim.x + t];
+  for (int offset = warpSize / 2; offset > 0; offset /= 2)
+    v += __shfl_down(v, offset);
+  int wave = t / warpSize;
+  if (t % warpSize == 0 && (wave == 0 || blockIdx.x == 0))
+    sums[wave] = v;
+  __syncthreads();
+  if (t == 0)
+    out[blockIdx.x] = sums[0] + sums[1];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hip_prog():
+    return spirvjit.compile_hip(HIP_KERNELS)
+
+
+# Failed before: HIP modules were not tracked at all (every write to shared memory goes
+# through a generic pointer), so these reads ran unreported.
+
+
+@_needs_hip
+def test_hip_static_shared_element_never_written(hip_prog):
+    x = np.arange(128, dtype=np.float32)
+    out = np.zeros_like(x)
+    message = _error(lambda: hip_prog.gap(x, out, grid=2, block=64, check=True))
+    assert "read of __local memory never written in this work-group: 4 bytes" in message
+    assert "global id (58, 0, 0), local id (58, 0, 0)" in message  # tile[63 - 58]
+    assert "__local variable '_ZZ3gapPKfPfE4tile', element index 5 (byte offset 20" in message
+
+
+@_needs_hip
+def test_hip_dynamic_shared_element_never_written(hip_prog):
+    x = np.arange(128, dtype=np.float32)
+    out = np.zeros_like(x)
+    message = _error(
+        lambda: hip_prog.dynamic_gap(x, out, grid=2, block=64, shared_mem=64 * 4, check=True)
+    )
+    assert "global id (56, 0, 0), local id (56, 0, 0)" in message  # buffer[63 - 56]
+    assert "__local variable 'buffer', element index 7 (byte offset 28" in message
+
+
+@_needs_hip
+def test_hip_reduction_that_forgets_its_tail_element(hip_prog):
+    x = np.ones(64, np.float32)
+    partial = np.zeros(4, np.float32)
+    message = _error(lambda: hip_prog.forgetful(x, partial, grid=4, block=16, check=True))
+    # As the OpenCL kernel: thread 7 of block 0 reads scratch[15] at stride 8.
+    assert "4 bytes by work-item global id (7, 0, 0), local id (7, 0, 0)" in message
+    assert "element index 15 (byte offset 60" in message
+    hip_prog.forgetful(x, partial, grid=4, block=16)  # unchecked: runs
+
+
+@_needs_hip
+def test_hip_wavefront_kernel_shadow_is_cleared_for_each_block(hip_prog, monkeypatch):
+    # A kernel with wavefront operations runs under its own work-group function: the
+    # shadow must be cleared there too (one thread: block 1 runs where block 0 wrote).
+    monkeypatch.setenv("SPIRVJIT_NUM_THREADS", "1")
+    x = np.ones(256, np.int32)
+    out = np.zeros(2, np.int32)
+    hip_prog.wave_sums(x[:128], out[:1], grid=1, block=128, check=True)
+    assert out[0] == 128
+    message = _error(lambda: hip_prog.wave_sums(x, out, grid=2, block=128, check=True))
+    assert "global id (128, 0, 0), local id (0, 0, 0)" in message
+    assert "'_ZZ9wave_sumsPKiPiE4sums', element index 1 (byte offset 4" in message

@@ -273,13 +273,15 @@ def emit_kernel_wrappers(
             module, kernel, signature, stepped_workgroup_function(f"{symbol}.run"), checked_abi
         )
     else:
-        wfv_features = None if checked_abi is not None else features
+        wfv_features = features
         if any(arg.kind == "local" for arg in signature.args):
             # Atomics on local memory are plain loads and stores on the CPU (one thread runs
             # the group's work-items in turn): lanes must not interleave them.
             wfv_features = None
             kernel.wfv_note = "not vectorized across work-items: local memory"
-        wg = _emit_workgroup_function(module, kernel, signature, f"{symbol}.wg", wfv_features)
+        wg = _emit_workgroup_function(
+            module, kernel, signature, f"{symbol}.wg", wfv_features, checked_abi is not None
+        )
     runner = _emit_runner(module, wg, f"{symbol}.run")
     return wg.name, runner.name
 
@@ -369,19 +371,27 @@ def _workgroup_signature(module: ir.Module, name: str) -> ir.Function:
 
 
 def _vector_body(
-    module: ir.Module, kernel: ir.Function, features: str | None, main_range: bool
+    module: ir.Module,
+    kernel: ir.Function,
+    features: str | None,
+    main_range: bool,
+    checked: bool = False,
 ) -> tuple[ir.Function | None, int]:
     """The W-wide body of ``kernel`` (vectorize.py) and W, or (None, 0) where the
     vectorizer is off or declines. The outcome is logged (SPIRVJIT_DEBUG), kept as
     ``kernel.wfv_note`` (``spirvjit dis --target``) and, for a decline, as a comment in
-    the kernel's IR (SPIRVJIT_DUMP)."""
+    the kernel's IR (SPIRVJIT_DUMP). ``checked``: a checked kernel, whose body runs only
+    in the copy of the loops where the group's hoisted bounds checks held
+    (``_checked_versions``): it has none of their per-item checks; the kernel's other
+    checks make the vectorizer decline (they call the reporting function)."""
     if features is None or not wfv.enabled():
         if not wfv.enabled():
             kernel.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
         return None, 0
     width = wfv.width_for(features)
+    known = {_CHECKED_RANGE_SLOT: _checked_fast_value(module, kernel)} if checked else None
     try:
-        vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout)
+        vector = wfv.vectorize(kernel, width, features, main_range, module.data_layout, known)
     except wfv.Declined as exc:
         reason = " ".join(str(exc).split())  # one line: it also becomes an IR comment
         kernel.wfv_note = f"not vectorized across work-items: {reason}"
@@ -400,6 +410,7 @@ def _emit_workgroup_function(
     signature: KernelSignature,
     name: str,
     features: str | None = None,
+    checked: bool = False,
 ) -> ir.Function:
     fn = _workgroup_signature(module, name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -414,44 +425,66 @@ def _emit_workgroup_function(
             len(guards),
         )
         _emit_split_work_items(
-            b, module, ctx, kernel, kernel_args, local_sizes, starts, guards, features
+            b, module, ctx, kernel, kernel_args, local_sizes, starts, guards, features, checked
         )
         b.ret_void()
         return fn
     vector, width = (
-        (None, 0) if _called(module, kernel) else _vector_body(module, kernel, features, False)
+        (None, 0)
+        if _called(module, kernel)
+        else _vector_body(module, kernel, features, False, checked)
     )
-    if vector is not None:
 
-        def x_range(rb, rctx, rargs, start_x, count) -> None:
-            _emit_x_range(rb, rctx, kernel, rargs, start_x, _I64_ZERO, count, None, vector, width)
+    rows = features is not None and not checked  # see _row_function
 
-        row = _row_function(fn, kernel_args, 2, x_range)
-        outer = _outer_loops(b, ctx, local_sizes, starts)
-        b.call(row, [*kernel_args, ctx, starts[0], local_sizes[0]])
-        for loop in reversed(outer):
-            loop.close()
-        b.ret_void()
-        return fn
+    def emit(body: ir.Function | None) -> None:
+        if body is not None:
 
-    def emit() -> None:
+            def x_range(rb, rctx, rargs, start_x, count) -> None:
+                _emit_x_range(
+                    rb, rctx, kernel, rargs, start_x, _I64_ZERO, count, None, body, width, rows
+                )
+
+            outer = _outer_loops(b, ctx, local_sizes, starts)
+            if rows:
+                row = _row_function(fn, kernel_args, 2, x_range)
+                b.call(row, [*kernel_args, ctx, starts[0], local_sizes[0]])
+            else:
+                x_range(b, ctx, kernel_args, starts[0], local_sizes[0])
+            for loop in reversed(outer):
+                loop.close()
+            return
         loops = _work_item_loops(b, ctx, local_sizes, starts)
         b.call(kernel, [*kernel_args, ctx])
         for loop in reversed(loops):
             loop.close()
 
-    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit, vector)
     b.ret_void()
     return fn
 
 
-def _checked_versions(b, module, kernel, kernel_args, ctx, emit) -> None:
-    """Checked mode: the loops twice, with and without the group's hoisted bounds checks
-    (translate/checks.py); else once."""
+def _checked_fast_value(module: ir.Module, kernel: ir.Function) -> int:
+    """Checked mode: the flag word (``_CHECKED_RANGE_SLOT``) where the vector body runs:
+    FAST_RANGES where the kernel has hoisted checks (the body runs in the copy where they
+    held), else 0 (there is one copy)."""
+    from ...translate import checks
+
+    return checks.FAST_RANGES if kernel.name + checks.RANGES_SUFFIX in module.globals else 0
+
+
+def _checked_versions(b, module, kernel, kernel_args, ctx, emit, vector) -> None:
+    """Checked mode: the loops (``emit(vector body or None)``) twice, with and without the
+    group's hoisted bounds checks (translate/checks.py): the vector body (vectorize.py), made
+    for the copy without them, runs there only; else once, with the vector body."""
     from ...translate import checks
 
     inside = checks.group_ranges(b, module, kernel, kernel_args, ctx)
-    checks.versioned(b, inside, _context_slot(b, ctx, _CHECKED_RANGE_SLOT), emit)
+    flag = _context_slot(b, ctx, _CHECKED_RANGE_SLOT)
+    if inside is None:
+        checks.versioned(b, None, flag, lambda: emit(vector))
+    else:
+        checks.versioned(b, inside, flag, lambda: emit(None), fast=lambda: emit(vector))
 
 
 def _called(module: ir.Module, fn: ir.Function) -> bool:
@@ -483,6 +516,7 @@ def _emit_split_work_items(
     starts: list,
     guards: list,
     features: str | None = None,
+    checked: bool = False,
 ) -> None:
     """The z and y loops, and in them two x loops: the main range [lo, hi), where every
     guard has its known value (the flag in the context says so, and the kernel's guards
@@ -494,54 +528,58 @@ def _emit_split_work_items(
         return kb.icmp_unsigned("!=", flag, ir.Constant(I64, 0))
 
     guard_split.fold_guards(kernel, guards, read_flag)
-    vector, width = _vector_body(b.module, kernel, features, True)
+    vector, width = _vector_body(b.module, kernel, features, True, checked)
     lo, hi = guard_split.main_range(b, guards, kernel, kernel_args, starts[0], local_sizes[0])
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
 
-    def x_ranges(rb, ctx, kernel_args, start_x, lo, gap, rest) -> None:
-        if vector is not None:
-            _emit_x_range(rb, ctx, kernel, kernel_args, start_x, lo, gap, 1, vector, width)
-        for main in (True, False):
-            if main and vector is not None:
-                continue
-            loop = _Loop(rb, gap if main else rest, "main" if main else "rest")
-            if main:
-                lx = rb.add(lo, loop.index)
-            else:  # [0, lo), then [hi, local)
-                lx = rb.select(
-                    rb.icmp_unsigned("<", loop.index, lo), loop.index, rb.add(loop.index, gap)
+    def x_ranges(body: ir.Function | None):
+        def emit_row(rb, ctx, kernel_args, start_x, lo, gap, rest) -> None:
+            if body is not None:
+                _emit_x_range(rb, ctx, kernel, kernel_args, start_x, lo, gap, 1, body, width, rows)
+            for main in (True, False):
+                if main and body is not None:
+                    continue
+                loop = _Loop(rb, gap if main else rest, "main" if main else "rest")
+                if main:
+                    lx = rb.add(lo, loop.index)
+                else:  # [0, lo), then [hi, local)
+                    lx = rb.select(
+                        rb.icmp_unsigned("<", loop.index, lo), loop.index, rb.add(loop.index, gap)
+                    )
+                rb.store(lx, _context_slot(rb, ctx, _QUERY_BASE["local_id"]))
+                rb.store(rb.add(start_x, lx), _context_slot(rb, ctx, _QUERY_BASE["global_id"]))
+                rb.store(ir.Constant(I64, int(main)), _context_slot(rb, ctx, _MAIN_RANGE_SLOT))
+                if main or not guard_split.has_loop(kernel):
+                    rb.call(kernel, [*kernel_args, ctx])
+                else:
+                    # The rest of a kernel with loops calls it out of line: one copy optimized
+                    # for size (guard_split.rest_copy), not a second inlined copy whose loops
+                    # the optimizer vectorizes and unrolls for a few boundary items per row.
+                    # A kernel without loops costs less inlined than as a function.
+                    rb.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
+                    guard_split.rest_copy(kernel)
+                # The rest is at most a few boundary items per row: vectorizing it (with masks)
+                # would only cost JIT time.
+                loop.close(
+                    _main_loop_metadata(rb.module) if main else _scalar_loop_metadata(rb.module)
                 )
-            rb.store(lx, _context_slot(rb, ctx, _QUERY_BASE["local_id"]))
-            rb.store(rb.add(start_x, lx), _context_slot(rb, ctx, _QUERY_BASE["global_id"]))
-            rb.store(ir.Constant(I64, int(main)), _context_slot(rb, ctx, _MAIN_RANGE_SLOT))
-            if main or not guard_split.has_loop(kernel):
-                rb.call(kernel, [*kernel_args, ctx])
-            else:
-                # The rest of a kernel with loops calls it out of line: one copy optimized
-                # for size (guard_split.rest_copy), not a second inlined copy whose loops
-                # the optimizer vectorizes and unrolls for a few boundary items per row.
-                # A kernel without loops costs less inlined than as a function.
-                rb.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
-                guard_split.rest_copy(kernel)
-            # The rest is at most a few boundary items per row: vectorizing it (with masks)
-            # would only cost JIT time.
-            loop.close(_main_loop_metadata(rb.module) if main else _scalar_loop_metadata(rb.module))
 
-    # Checked mode (and debug mode: no features either) keeps the rows inline: its two
-    # versions of the loops differ by a flag in the context that must stay a constant.
-    row = None if features is None else _row_function(b.function, kernel_args, 4, x_ranges)
+        return emit_row
 
-    def emit() -> None:
+    rows = features is not None and not checked  # see _row_function
+
+    def emit(body: ir.Function | None) -> None:
         outer = _outer_loops(b, ctx, local_sizes, starts)
-        if row is None:
-            x_ranges(b, ctx, kernel_args, starts[0], lo, gap, rest)
-        else:
+        if rows:
+            row = _row_function(b.function, kernel_args, 4, x_ranges(body))
             b.call(row, [*kernel_args, ctx, starts[0], lo, gap, rest])
+        else:
+            x_ranges(body)(b, ctx, kernel_args, starts[0], lo, gap, rest)
         for loop in reversed(outer):
             loop.close()
 
-    _checked_versions(b, module, kernel, kernel_args, ctx, emit)
+    _checked_versions(b, module, kernel, kernel_args, ctx, emit, vector)
 
 
 def _row_function(wg: ir.Function, kernel_args: list, extra: int, emit_row) -> ir.Function:
@@ -558,6 +596,9 @@ def _row_function(wg: ir.Function, kernel_args: list, extra: int, emit_row) -> i
     row (a stencil's boundary rows) are still unswitched out of the x loop. The row
     works on its own copy of the context, which stays in registers as before (the
     group's is only read: nothing after the loops reads what a work-item wrote there).
+    Checked mode keeps its rows inline (its two copies of the loops differ by a flag in
+    the context that must stay a constant there), and so do debug builds (no features:
+    scalar code at -O0).
     """
     params = [arg.type for arg in kernel_args] + [PTR] + [I64] * extra
     row = ir.Function(wg.module, ir.FunctionType(ir.VoidType(), params), f"{wg.name}.row")
@@ -599,14 +640,15 @@ def _emit_x_range(
     flag: int | None,
     vector: ir.Function,
     width: int,
+    row: bool = False,
 ) -> None:
     """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
     its first lane and adds the lane number), then the remainder one by one.
 
-    The remainder (fewer than W items per row) of a kernel with loops calls the kernel
-    out of line, the copy the guard split's rest range calls (``guard_split.rest_copy``):
-    an inlined scalar copy was optimized like hot code (its loops unswitched, unrolled),
-    a fifth of the cold JIT of gemm_naive or mandelbrot for a few items per row."""
+    In a row function (``row``), the remainder (fewer than W items per row) of a kernel
+    with loops calls the kernel out of line, the copy the guard split's rest range calls
+    (``guard_split.rest_copy``): an inlined scalar copy was optimized like hot code (its
+    loops unswitched, unrolled), a fifth of gemm_naive's cold JIT for a few items per row."""
     w = ir.Constant(I64, width)
     chunks = b.udiv(count, w)
 
@@ -624,7 +666,7 @@ def _emit_x_range(
     loop.close(_scalar_loop_metadata(b.module, unroll=True))
     done = b.mul(chunks, w)
     loop = _Loop(b, b.sub(count, done), "wfv.rest")
-    run(kernel, b.add(b.add(lo, done), loop.index), guard_split.has_loop(kernel))
+    run(kernel, b.add(b.add(lo, done), loop.index), row and guard_split.has_loop(kernel))
     loop.close(_scalar_loop_metadata(b.module))
 
 
@@ -717,7 +759,7 @@ def _emit_wavefront_workgroup_function(
     ended no longer counts at s_barrier). ``checked_abi``: checked mode, where work-items
     waiting at different barriers are reported (finished ones are not).
     """
-    from ...translate import wavefront
+    from ...translate import checks, wavefront
 
     i32 = ir.IntType(32)
     fn = _workgroup_signature(module, name)
@@ -727,6 +769,11 @@ def _emit_wavefront_workgroup_function(
     frames = b.gep(
         local_base, [b.load(_launch_word(b, launch, "frames_offset"), typ=I64)], source_etype=I8
     )
+    if checked_abi is not None:
+        # Checked mode: the group's shadow starts clear, and the checks' flag word is 0
+        # (one copy of the loops, every check per work-item).
+        checks.reset_group_shadow(b, module, ctx)
+        b.store(ir.Constant(I64, 0), _context_slot(b, ctx, _CHECKED_RANGE_SLOT))
     items = b.mul(b.mul(local_sizes[0], local_sizes[1]), local_sizes[2])
     plane = b.mul(local_sizes[0], local_sizes[1])
     wave_size = ir.Constant(I64, wavefront.CPU_WAVEFRONT_SIZE)
@@ -879,7 +926,8 @@ def _check_same_barrier(b, module, abi, ctx, items, local_sizes, starts, state_o
     )
     with b.if_then(b.and_(waiting, b.icmp_signed("!=", state, first)), likely=False):
         _set_ids(b, ctx, scan.index, local_sizes, starts)
-        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values = [ir.Constant(I64, checks.KIND_BARRIER)]
+        values += [ir.Constant(I64, 0)] * (checks.FAIL_WORDS - 1)
         values[1] = b.sext(state, I64)  # which: this item's state
         values[2] = b.sext(first, I64)  # offset: the first item's
         b.call(checks.fail_function(module, abi), [abi.check_table(b, [ctx]), *values, ctx])
@@ -936,7 +984,8 @@ def _check_same_states(b, module, abi, ctx, items, local_sizes, starts, states, 
         table = abi.check_table(b, [ctx])
         checks.yield_later_report(b, table, before, k, local_sizes, starts)
         _set_ids(b, ctx, k, local_sizes, starts)
-        values = [ir.Constant(I64, w) for w in (checks.KIND_BARRIER, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+        values = [ir.Constant(I64, checks.KIND_BARRIER)]
+        values += [ir.Constant(I64, 0)] * (checks.FAIL_WORDS - 1)
         values[1] = b.sext(state_at(k), I64)  # which: this item's next state
         values[2] = b.sext(first, I64)  # offset: the first item's
         b.call(checks.fail_function(module, abi), [table, *values, ctx])

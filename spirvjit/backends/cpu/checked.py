@@ -173,7 +173,13 @@ class CheckedCpuKernel(CpuKernel):
         if not line:
             return " (no line information: compile with -g for file:line:column)"
         file = file_name(self._module, int(table[checks.R_FILE]))
-        return f", at {file}:{line}:{int(table[checks.R_COLUMN])}"
+        where = f", at {file}:{line}:{int(table[checks.R_COLUMN])}"
+        caller = int(table[checks.R_CALLER])
+        if caller:  # the access is in a helper function: where the kernel called it
+            name = file_name(self._module, caller >> 40)
+            line, column = caller >> 16 & 0xFFFFFF, caller & 0xFFFF
+            where += f", in a function called from {name}:{line}:{column}"
+        return where
 
 
 def _aligned(offset: int) -> int:

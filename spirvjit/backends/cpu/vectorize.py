@@ -119,13 +119,24 @@ def _target_data(layout: str) -> llvm.TargetData:
 
 
 def vectorize(
-    kernel: ir.Function, width: int, features: str, main_range: bool, data_layout: str
+    kernel: ir.Function,
+    width: int,
+    features: str,
+    main_range: bool,
+    data_layout: str,
+    known_slots: dict[int, int] | None = None,
 ) -> ir.Function:
     """The W-wide clone of ``kernel`` (``<name>.wfv``), or raises Declined.
 
     ``main_range``: the clone runs only where the guard split's flag is set (guards.py),
-    so the flag reads as 1."""
-    vectorizer = _Vectorizer(kernel, width, features, main_range, _target_data(data_layout))
+    so the flag reads as 1. ``known_slots``: other work-item context slots whose value is
+    fixed wherever the clone runs (checked mode: the flag that says the group's hoisted
+    bounds checks held); a branch that folds to a constant on them leaves its other side
+    out of the clone."""
+    known = dict(known_slots or {})
+    if main_range:
+        known[_MAIN_RANGE] = 1
+    vectorizer = _Vectorizer(kernel, width, features, known, _target_data(data_layout))
     try:
         return vectorizer.run()
     except Exception as exc:
@@ -182,20 +193,24 @@ class _Loop:
 
 
 class _Vectorizer:
-    def __init__(self, kernel, width, features, main_range, td):
+    def __init__(self, kernel, width, features, known: dict[int, int], td):
         self.kernel = kernel
         self.W = width
         self.features = set(features.split(","))
-        self.main_range = main_range
+        self.known = known
         self.td = td
         self.ctx = kernel.args[-1]
         self.module = kernel.module
+        self.alias: dict = {}
 
     # ----- analysis ----------------------------------------------------------------
 
     def run(self) -> ir.Function:
         self._cfg()
         self._aliases()
+        # Again without the edges that constant conditions never take: code only they
+        # reach (e.g. checked mode's per-item checks) is not part of the clone.
+        self._cfg()
         self._check_instructions()
         self._loops()
         if not self.loops and mode() != "all":
@@ -206,11 +221,21 @@ class _Vectorizer:
         self._inductions()
         return self._emit()
 
+    def _successors(self, block: ir.Block) -> list[ir.Block]:
+        """The block's successors, less the edge a constant condition never takes."""
+        found = _successors(block)
+        term = block.terminator
+        if isinstance(term, ir.ConditionalBranch):
+            cond = self._resolve(term.operands[0])
+            if isinstance(cond, ir.Constant) and isinstance(cond.constant, int):
+                return [found[0] if cond.constant else found[1]]
+        return found
+
     def _cfg(self) -> None:
         entry = self.kernel.blocks[0]
         succ = {}
-        order, seen, stack = [], {entry}, [(entry, iter(_successors(entry)))]
-        succ[entry] = _successors(entry)
+        order, seen, stack = [], {entry}, [(entry, iter(self._successors(entry)))]
+        succ[entry] = self._successors(entry)
         on_stack = {entry}
         self.retreating = []
         while stack:
@@ -220,7 +245,7 @@ class _Vectorizer:
                     self.retreating.append((block, s))
                 if s not in seen:
                     seen.add(s)
-                    succ[s] = _successors(s)
+                    succ[s] = self._successors(s)
                     stack.append((s, iter(succ[s])))
                     on_stack.add(s)
                     break
@@ -259,7 +284,8 @@ class _Vectorizer:
 
     def _aliases(self) -> None:
         """extractelement(insertelement chain, k) -> the inserted scalar (the translator
-        builds id vectors that way); select on a constant; the main-range flag."""
+        builds id vectors that way); select on a constant; context slots of known value
+        (the main-range flag, ``known_slots``)."""
         self.alias = {}
         self.constant_flag = set()
         for block in self.rpo:
@@ -276,12 +302,8 @@ class _Vectorizer:
                         if not isinstance(at, ir.Constant):
                             break
                         vector = vector.operands[0]
-                elif (
-                    inst.opname == "load"
-                    and self.main_range
-                    and self._ctx_slot(inst) == (_MAIN_RANGE)
-                ):
-                    self.alias[inst] = ir.Constant(I64, 1)
+                elif inst.opname == "load" and self._ctx_slot(inst) in self.known:
+                    self.alias[inst] = ir.Constant(I64, self.known[self._ctx_slot(inst)])
                 elif isinstance(inst, ir.ICMPInstr) and inst.op in ("!=", "ne"):
                     a, c = (self._resolve(op) for op in inst.operands)
                     if _int_constants(a, c):
@@ -292,6 +314,14 @@ class _Vectorizer:
                         folded = _fold(inst.opname, a.constant, c.constant, inst.type.width)
                         if folded is not None:
                             self.alias[inst] = ir.Constant(inst.type, folded)
+                    elif inst.opname in ("or", "and"):
+                        # x | all-ones, x & 0: the constant, whatever x is.
+                        absorbing = -1 if inst.opname == "or" else 0
+                        for op in (a, c):
+                            if _int_constants(op) and _fold(
+                                "and", op.constant, -1, inst.type.width
+                            ) == _fold("and", absorbing, -1, inst.type.width):
+                                self.alias[inst] = ir.Constant(inst.type, op.constant)
                 elif isinstance(inst, ir.SelectInstr):
                     cond = self._resolve(inst.operands[0])
                     if isinstance(cond, ir.Constant) and isinstance(cond.constant, int):
@@ -871,7 +901,7 @@ class _Vectorizer:
     def _edge_masks(self, block, mask) -> None:
         term = block.terminator
         succ = self.succ[block]
-        if isinstance(term, ir.ConditionalBranch) and succ[0] is not succ[1]:
+        if isinstance(term, ir.ConditionalBranch) and len(succ) == 2 and succ[0] is not succ[1]:
             cond = self._value(term.operands[0], block, False)
             t_kind = self.edge_kind(block, succ[0])
             f_kind = self.edge_kind(block, succ[1])
