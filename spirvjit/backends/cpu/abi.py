@@ -85,7 +85,8 @@ _MAIN_RANGE_SLOT = 25
 # Checked mode: 1 while the group's hoisted bounds checks are known to hold (checks.py).
 _CHECKED_RANGE_SLOT = 26
 _CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 27), PTR, PTR, PTR, PTR, PTR])
-_CONTEXT_BYTES = 8 * (27 + 5)  # 64-bit pointers (the CPU targets are x86-64 and AArch64)
+# Its size: 8-byte slots and pointers (the CPU targets are 64-bit: x86-64, AArch64).
+_CONTEXT_BYTES = 8 * (_CONTEXT.elements[0].count + len(_CONTEXT.elements) - 1)
 _LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
 _RED_ZONE = 128
 
