@@ -242,3 +242,63 @@ def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
         x, partial, spirvjit.LocalMemory(64 * 4), np.uint32(n), global_size=64 * 64, local_size=64
     )
     assert partial.sum() == pytest.approx(n * (n + 1) / 2, rel=1e-6)
+
+
+def test_row_x_loops_are_a_function_and_not_copied_per_empty_range() -> None:
+    """The stencil's y loop held the row's main-range and rest x loops, and LLVM's loop
+    unswitching copied the y loop for every combination of them being empty: four copies
+    of the vector loop (each with its epilogue), a third of the kernel's cold JIT. The
+    x loops of a row are now a function of their own: one vector loop for interior rows
+    and one for boundary rows (the uniform ``y == 0 || y == ny - 1``)."""
+    from spirvjit import jit
+
+    src = (EXAMPLES / "stencil.cl").read_text().replace("stencil", "stencil_rows")
+    program = spirvjit.compile_opencl(src)
+    translation = program.translation()
+    assert re.search(
+        r'define internal void @"[^"]*\.wg\.row"[^\n]*noinline', str(translation.module)
+    )
+    symbol = jit.kernel_symbol(
+        program.module, program.symbol_prefix, "stencil_rows", program.target
+    )
+    optimized = str(
+        jit._optimized(translation, program.target, symbol, None, jit.StageTimes(), None)
+    )
+    assert re.search(r"^define internal [^\n]*\.wg\.row", optimized, re.M), "row inlined"
+    vector_loops = re.findall(r"^vector\.body\d*:", optimized, re.M)
+    assert 1 <= len(vector_loops) <= 2, vector_loops
+
+
+POWSUM = """
+kernel void powsum(global float *out, int m)
+{
+    int i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < m; k++)
+        s = s * 0.5f + (float)(i + k);
+    out[i] = s;
+}
+"""
+
+
+def test_vector_remainder_of_a_kernel_with_loops_calls_one_small_copy() -> None:
+    """The items after a row's last full W-chunk (whole-function vectorization) ran an
+    inlined scalar copy of the kernel, optimized like hot code (its loops unswitched and
+    unrolled): a fifth of gemm_naive's cold JIT. Now they call the out-of-line copy."""
+    program = spirvjit.compile_opencl(POWSUM)
+    module = program.translation().module
+    notes = [getattr(fn, "wfv_note", "") for fn in module.functions]
+    if not any(note.startswith("vectorized") for note in notes):
+        pytest.skip(f"not vectorized across work-items (SPIRVJIT_WFV?): {notes}")
+    text = str(module)
+    assert re.search(r'call void @"spv\.powsum[^\n]*\bnoinline\b', text)
+    assert re.search(r'define internal void @"spv\.powsum[^"]*"[^\n]*minsize', text)
+    # Results: local sizes with and without a remainder after the W-chunks.
+    m = 9
+    for n, local in ((200, 13), (256, 64), (77, 7)):
+        out = np.zeros(n, np.float32)
+        program.powsum(out, np.int32(m), global_size=n, local_size=local)
+        want = np.zeros(n, np.float32)
+        for k in range(m):
+            want = want * np.float32(0.5) + (np.arange(n) + k).astype(np.float32)
+        np.testing.assert_array_equal(out, want)

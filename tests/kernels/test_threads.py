@@ -94,6 +94,51 @@ MANY_PROGRAMS = textwrap.dedent(
 )
 
 
+# Threads optimizing and generating code at once, each with its own LLVM target machine
+# (codegen.target_machine: LLVM's is not safe to share between compilations running at
+# once). Guarded 2-D kernels: a row function, vector loops, the rest range.
+MACHINES = textwrap.dedent(
+    """
+    import threading
+    import numpy as np
+    import spirvjit
+    from spirvjit.backends.cpu import codegen
+    from spirvjit.target import host_target
+
+    SOURCE = '''kernel void put(global int* a, int nx, int ny) {
+        int x = get_global_id(0), y = get_global_id(1);
+        if (x < nx && y < ny) a[y * nx + x] = x * SCALE + y;
+    }'''
+    THREADS, KERNELS = 4, 3
+    machines, errors = {}, []
+    start = threading.Barrier(THREADS)
+    def run(t):
+        try:
+            start.wait()
+            for k in range(KERNELS):
+                c = t * 10 + k
+                program = spirvjit.compile_opencl(SOURCE.replace("SCALE", str(c)))
+                a = np.full((5, 77), -1, np.int32)
+                program.put(a, np.int32(77), np.int32(5), global_size=(80, 8), local_size=(16, 4))
+                y, x = np.mgrid[0:5, 0:77]
+                assert (a == x * c + y).all(), (t, k)
+            machines[t] = codegen.target_machine(host_target())
+            assert codegen.target_machine(host_target()) is machines[t]
+        except BaseException as exc:
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    ids = {id(m) for m in machines.values()} | {id(codegen.target_machine(host_target()))}
+    assert len(ids) == THREADS + 1, "a target machine shared between threads"
+    print("ok")
+    """
+)
+
+
 def _run(script: str, *args: str, env_cache_off: bool = True) -> str:
     import os
 
@@ -116,3 +161,7 @@ def test_threads_racing_a_first_launch_load_the_kernel_once():
 
 def test_threads_compiling_different_programs_at_once():
     assert _run(MANY_PROGRAMS).strip() == "ok"
+
+
+def test_threads_compiling_at_once_each_have_their_own_target_machine():
+    assert _run(MACHINES).strip() == "ok"

@@ -85,6 +85,8 @@ _MAIN_RANGE_SLOT = 25
 # Checked mode: 1 while the group's hoisted bounds checks are known to hold (checks.py).
 _CHECKED_RANGE_SLOT = 26
 _CONTEXT = ir.LiteralStructType([ir.ArrayType(I64, 27), PTR, PTR, PTR, PTR, PTR])
+# Its size: 8-byte slots and pointers (the CPU targets are 64-bit: x86-64, AArch64).
+_CONTEXT_BYTES = 8 * (_CONTEXT.elements[0].count + len(_CONTEXT.elements) - 1)
 _LOCAL_END, _FRAMES_END, _STACK_TOP = 3, 4, 5
 _RED_ZONE = 128
 
@@ -230,6 +232,17 @@ def _scalar_loop_metadata(module: ir.Module, unroll: bool = False) -> ir.MDValue
     if not unroll:
         hints.append(module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")]))
     loop_id = module.add_metadata(hints)
+    loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
+    return loop_id
+
+
+def _main_loop_metadata(module: ir.Module) -> ir.MDValue:
+    """``llvm.loop`` metadata of a guard split's main range: no runtime unrolling. Its
+    vector loop is interleaved anyway; the copies that loop unswitching makes for
+    uniform conditions (a stencil's boundary rows) and the scalar remainders were
+    unrolled with a remainder loop each, a third of the code for a few items per row."""
+    hint = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.runtime.disable")])
+    loop_id = module.add_metadata([hint])
     loop_id.operands = (loop_id, *loop_id.operands)  # a loop ID refers to itself
     return loop_id
 
@@ -423,12 +436,22 @@ def _emit_workgroup_function(
         else _vector_body(module, kernel, features, False, checked)
     )
 
+    rows = features is not None and not checked  # see _row_function
+
     def emit(body: ir.Function | None) -> None:
         if body is not None:
+
+            def x_range(rb, rctx, rargs, start_x, count) -> None:
+                _emit_x_range(
+                    rb, rctx, kernel, rargs, start_x, _I64_ZERO, count, None, body, width, rows
+                )
+
             outer = _outer_loops(b, ctx, local_sizes, starts)
-            _emit_x_range(
-                b, ctx, kernel, kernel_args, starts, _I64_ZERO, local_sizes[0], None, body, width
-            )
+            if rows:
+                row = _row_function(fn, kernel_args, 2, x_range)
+                b.call(row, [*kernel_args, ctx, starts[0], local_sizes[0]])
+            else:
+                x_range(b, ctx, kernel_args, starts[0], local_sizes[0])
             for loop in reversed(outer):
                 loop.close()
             return
@@ -511,39 +534,86 @@ def _emit_split_work_items(
     gap = b.sub(hi, lo)
     rest = b.add(lo, b.sub(local_sizes[0], hi))
 
+    def x_ranges(body: ir.Function | None):
+        def emit_row(rb, ctx, kernel_args, start_x, lo, gap, rest) -> None:
+            if body is not None:
+                _emit_x_range(rb, ctx, kernel, kernel_args, start_x, lo, gap, 1, body, width, rows)
+            for main in (True, False):
+                if main and body is not None:
+                    continue
+                loop = _Loop(rb, gap if main else rest, "main" if main else "rest")
+                if main:
+                    lx = rb.add(lo, loop.index)
+                else:  # [0, lo), then [hi, local)
+                    lx = rb.select(
+                        rb.icmp_unsigned("<", loop.index, lo), loop.index, rb.add(loop.index, gap)
+                    )
+                rb.store(lx, _context_slot(rb, ctx, _QUERY_BASE["local_id"]))
+                rb.store(rb.add(start_x, lx), _context_slot(rb, ctx, _QUERY_BASE["global_id"]))
+                rb.store(ir.Constant(I64, int(main)), _context_slot(rb, ctx, _MAIN_RANGE_SLOT))
+                if main or not guard_split.has_loop(kernel):
+                    rb.call(kernel, [*kernel_args, ctx])
+                else:
+                    # The rest of a kernel with loops calls it out of line: one copy optimized
+                    # for size (guard_split.rest_copy), not a second inlined copy whose loops
+                    # the optimizer vectorizes and unrolls for a few boundary items per row.
+                    # A kernel without loops costs less inlined than as a function.
+                    rb.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
+                    guard_split.rest_copy(kernel)
+                # The rest is at most a few boundary items per row: vectorizing it (with masks)
+                # would only cost JIT time.
+                loop.close(
+                    _main_loop_metadata(rb.module) if main else _scalar_loop_metadata(rb.module)
+                )
+
+        return emit_row
+
+    rows = features is not None and not checked  # see _row_function
+
     def emit(body: ir.Function | None) -> None:
         outer = _outer_loops(b, ctx, local_sizes, starts)
-        if body is not None:
-            _emit_x_range(b, ctx, kernel, kernel_args, starts, lo, gap, 1, body, width)
-        for main in (True, False):
-            if main and body is not None:
-                continue
-            loop = _Loop(b, gap if main else rest, "main" if main else "rest")
-            if main:
-                lx = b.add(lo, loop.index)
-            else:  # [0, lo), then [hi, local)
-                lx = b.select(
-                    b.icmp_unsigned("<", loop.index, lo), loop.index, b.add(loop.index, gap)
-                )
-            b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
-            b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
-            b.store(ir.Constant(I64, int(main)), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-            if main or not guard_split.has_loop(kernel):
-                b.call(kernel, [*kernel_args, ctx])
-            else:
-                # The rest of a kernel with loops calls it out of line: one copy optimized
-                # for size (guard_split.rest_copy), not a second inlined copy whose loops
-                # the optimizer vectorizes and unrolls for a few boundary items per row.
-                # A kernel without loops costs less inlined than as a function.
-                b.call(kernel, [*kernel_args, ctx], attrs=("noinline",))
-                guard_split.rest_copy(kernel)
-            # The rest is at most a few boundary items per row: vectorizing it (with masks)
-            # would only cost JIT time.
-            loop.close(None if main else _scalar_loop_metadata(b.module))
+        if rows:
+            row = _row_function(b.function, kernel_args, 4, x_ranges(body))
+            b.call(row, [*kernel_args, ctx, starts[0], lo, gap, rest])
+        else:
+            x_ranges(body)(b, ctx, kernel_args, starts[0], lo, gap, rest)
         for loop in reversed(outer):
             loop.close()
 
     _checked_versions(b, module, kernel, kernel_args, ctx, emit, vector)
+
+
+def _row_function(wg: ir.Function, kernel_args: list, extra: int, emit_row) -> ir.Function:
+    """The x loops of one row of the group (fixed y and z) as a function of their own,
+    called from the group's z and y loops: ``row(kernel arguments..., context,
+    ``extra`` i64 values...)``; ``emit_row(builder, context, kernel arguments, *values)``
+    fills it in.
+
+    Not inlined, for JIT time: with a row's two x loops (main range and rest, or vector
+    chunks and remainder) inside the y loop, LLVM's non-trivial loop unswitching copied
+    the whole y loop for each combination of x loops that may be empty, and every copy
+    was vectorized (and the y loop unrolled around short x loops) again. In a function
+    of its own a row is two loops one after the other; conditions that are uniform in a
+    row (a stencil's boundary rows) are still unswitched out of the x loop. The row
+    works on its own copy of the context, which stays in registers as before (the
+    group's is only read: nothing after the loops reads what a work-item wrote there).
+    Checked mode keeps its rows inline (its two copies of the loops differ by a flag in
+    the context that must stay a constant there), and so do debug builds (no features:
+    scalar code at -O0).
+    """
+    params = [arg.type for arg in kernel_args] + [PTR] + [I64] * extra
+    row = ir.Function(wg.module, ir.FunctionType(ir.VoidType(), params), f"{wg.name}.row")
+    row.linkage = "internal"
+    row.attributes.add("noinline")
+    rb = ir.IRBuilder(row.append_basic_block("entry"))
+    ctx = rb.alloca(_CONTEXT, name="ctx")
+    ctx.type = PTR  # opaque pointers: llvmlite's alloca is typed
+    group_ctx = row.args[len(kernel_args)]
+    memcpy = module_function(wg.module, "llvm.memcpy.p0.p0.i64", ir.VoidType(), [PTR, PTR, I64, I1])
+    rb.call(memcpy, [ctx, group_ctx, ir.Constant(I64, _CONTEXT_BYTES), ir.Constant(I1, 0)])
+    emit_row(rb, ctx, list(row.args[: len(kernel_args)]), *row.args[len(kernel_args) + 1 :])
+    rb.ret_void()
+    return row
 
 
 _I64_ZERO = ir.Constant(I64, 0)
@@ -565,31 +635,39 @@ def _emit_x_range(
     ctx: ir.Value,
     kernel: ir.Function,
     kernel_args: list,
-    starts: list,
+    start_x: ir.Value,
     lo: ir.Value,
     count: ir.Value,
     flag: int | None,
     vector: ir.Function,
     width: int,
+    row: bool = False,
 ) -> None:
     """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
-    its first lane and adds the lane number), then the remainder one by one."""
+    its first lane and adds the lane number), then the remainder one by one.
+
+    In a row function (``row``), the remainder (fewer than W items per row) of a kernel
+    with loops calls the kernel out of line, the copy the guard split's rest range calls
+    (``guard_split.rest_copy``): an inlined scalar copy was optimized like hot code (its
+    loops unswitched, unrolled), a fifth of gemm_naive's cold JIT for a few items per row."""
     w = ir.Constant(I64, width)
     chunks = b.udiv(count, w)
 
-    def run(body: ir.Function, lx: ir.Value) -> None:
+    def run(body: ir.Function, lx: ir.Value, out_of_line: bool = False) -> None:
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
-        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        b.store(b.add(start_x, lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
         if flag is not None:
             b.store(ir.Constant(I64, flag), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
-        b.call(body, [*kernel_args, ctx])
+        b.call(body, [*kernel_args, ctx], attrs=("noinline",) if out_of_line else ())
+        if out_of_line:
+            guard_split.rest_copy(body)
 
     loop = _Loop(b, chunks, "wfv")
     run(vector, b.add(lo, b.mul(loop.index, w)))
     loop.close(_scalar_loop_metadata(b.module, unroll=True))
     done = b.mul(chunks, w)
     loop = _Loop(b, b.sub(count, done), "wfv.rest")
-    run(kernel, b.add(b.add(lo, done), loop.index))
+    run(kernel, b.add(b.add(lo, done), loop.index), row and guard_split.has_loop(kernel))
     loop.close(_scalar_loop_metadata(b.module))
 
 
