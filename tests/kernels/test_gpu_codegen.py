@@ -251,3 +251,48 @@ def test_amd_packed_fp32_from_the_slp_vectorizer(target):
     source = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "vec4_math.cl"
     gcn = _asm(source.read_text(), "vec4_math", target)
     assert len(re.findall(r"\bv_pk_(fma|mul|add)_f32", gcn)) >= 32
+
+
+def _benchmark_tool():
+    """benchmarks/gpu_codegen.py as a module: its native builds and ptxas/objdump readers."""
+    import importlib.util
+    import sys
+
+    if "gpu_codegen" not in sys.modules:
+        path = BENCHMARKS.parent / "gpu_codegen.py"
+        spec = importlib.util.spec_from_file_location("gpu_codegen", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["gpu_codegen"] = module  # its dataclasses look themselves up there
+        spec.loader.exec_module(module)
+    return sys.modules["gpu_codegen"]
+
+
+def _nvidia_against_native(kernel: str, target: str, tmp_path: Path, file: Path | None = None):
+    """(native, spirvjit launch-specialised) ``Code`` of a benchmark kernel, from ptxas -v."""
+    tool = _benchmark_tool()
+    if find_tool("ptxas") is None or not tool.LIBCLC_NVPTX.exists():
+        pytest.skip("needs ptxas (CUDA toolkit) and libclc's nvptx64--nvidiacl.bc")
+    path = file or BENCHMARKS / f"{kernel}.cl"
+    native = tool.nvidia_native(path, target, tmp_path)
+    ours = spirvjit.compile_opencl(path.read_text()).for_target(spirvjit.parse_target(target))
+    mine = ours.assembly(kernel, FAST_LAUNCH)
+    return (
+        tool.nvidia_analyse(native, kernel, target, tmp_path),
+        tool.nvidia_analyse(mine, kernel, target, tmp_path),
+        mine,
+    )
+
+
+def test_nvidia_loops_are_not_unrolled_again_by_ptxas():
+    # LLVM's unroller has decided; ptxas unrolled spirvjit's loops (a conditional branch
+    # back to the header) a second time but not clang's (exit branch, then bra.uni back).
+    ptx = _asm((BENCHMARKS / "nbody.cl").read_text(), "nbody", "sm_90")
+    assert re.search(r'^\.address_size 64\n\.pragma "nounroll";$', ptx, re.M)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_nvidia_nbody_registers_as_native(target, tmp_path):
+    # Was 32 registers against clang's 22: ptxas unrolled the inner loop 4 times.
+    native, mine, _ = _nvidia_against_native("nbody", target, tmp_path)
+    assert native.registers and mine.registers <= native.registers
+    assert mine.spills == native.spills == 0
