@@ -335,3 +335,18 @@ def test_ids32_tells_llvm_the_int_id_is_non_negative():
     # The generic variant promises nothing: the id's sign is still extended there.
     generic = program.assembly("matvec")
     assert "v_ashrrev_i32" in generic or "v_mad_i64_i32" in generic
+
+
+@pytest.mark.parametrize(
+    "target, invalidate", [("gfx1100", "buffer_gl0_inv"), ("gfx1201", "global_inv")]
+)
+def test_amd_local_barriers_do_not_invalidate_the_global_caches(target, invalidate):
+    # barrier(CLK_LOCAL_MEM_FENCE) orders __local memory only (OpenCL): its fences carry
+    # clang's MMRA "amdgpu-synchronize-as"="local", so gfx10+ no longer invalidates the
+    # vector L0 cache after every barrier of the reduction tree.
+    source = (BENCHMARKS / "reduction.cl").read_text()
+    local = _asm(source, "reduction", target)
+    assert "s_barrier" in local and invalidate not in local
+    # A global-memory barrier still does.
+    both = _asm(source.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE"), "reduction", target)
+    assert invalidate in both
