@@ -388,18 +388,28 @@ def plot(rows, path: Path) -> bool:
     good = [(n, a, t, m) for n, a, t, _, m in rows if not (t.error or m.error)]
     targets = sorted({a for _, a, _, _ in good})
     names = sorted({n for n, _, _, _ in good})
-    fig, ax = plt.subplots(figsize=(12, 5))
+    fig, axes = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
     width = 0.8 / max(1, len(targets))
-    for i, arch in enumerate(targets):
-        values = []
-        for name in names:
-            row = next((r for r in good if r[0] == name and r[1] == arch), None)
-            values.append(row[3].instructions / max(1, row[2].instructions) if row else 0)
-        ax.bar([j + i * width for j in range(len(names))], values, width, label=arch)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks([j + 0.4 for j in range(len(names))], names, rotation=45, ha="right")
-    ax.set_ylabel("instructions, spirvjit (launch-specialised) / native clang")
-    ax.legend()
+    measures = (
+        ("instructions", lambda code: code.instructions),
+        ("registers", lambda code: code.registers),
+    )
+    for ax, (what, measure) in zip(axes, measures, strict=True):
+        highest = 1.0
+        for i, arch in enumerate(targets):
+            values = []
+            for name in names:
+                row = next((r for r in good if r[0] == name and r[1] == arch), None)
+                values.append(measure(row[3]) / max(1, measure(row[2])) if row else 0)
+            ax.bar([j + i * width for j in range(len(names))], values, width, label=arch)
+            highest = max(highest, *values)
+        ax.set_ylim(0, max(1.15, highest * 1.05))
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.axhline(1.05, color="grey", linewidth=0.6, linestyle="--")
+        ax.set_ylabel(f"{what}, spirvjit / native")
+    axes[0].set_title("spirvjit's launch-specialised variant against clang's native build")
+    axes[0].legend(ncol=len(targets), loc="lower center", bbox_to_anchor=(0.5, 1.08))
+    axes[-1].set_xticks([j + 0.4 for j in range(len(names))], names, rotation=45, ha="right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return True

@@ -66,10 +66,15 @@ class NativeBarrierABI(TargetABI, Protocol):
     """What a target with ``native_barriers`` adds."""
 
     def control_barrier(
-        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
+        self,
+        builder: ir.IRBuilder,
+        memory_scope: str | None,
+        ordering: str | None,
+        semantics: int = 0,
     ) -> None:
         """A work-group barrier that also orders memory with ``ordering`` at ``memory_scope``
-        (no fence when ``ordering`` is None)."""
+        (no fence when ``ordering`` is None); ``semantics``: the SPIR-V MemorySemantics,
+        whose storage bits say which memory the fences order (0: unknown, all of it)."""
 
     def workgroup_variable(self, module: ir.Module, name: str, ty: ir.Type, align: int) -> ir.Value:
         """A ``__local`` variable of the group: on GPUs a global in the shared-memory space."""

@@ -111,7 +111,8 @@ def control_barrier(t: FunctionTranslator, inst: Instruction) -> None:
             t.b.fence(ordering, t.mt.abi.sync_scope(memory))
         return
     if t.mt.abi.native_barriers:
-        t.mt.abi.control_barrier(t.b, t.mt.abi.sync_scope(memory), fence_ordering(semantics))
+        scope = t.mt.abi.sync_scope(memory)
+        t.mt.abi.control_barrier(t.b, scope, fence_ordering(semantics), semantics)
         return
     if t.stepped is None:
         raise t.error("a barrier outside a kernel's step function (a spirvjit bug)")

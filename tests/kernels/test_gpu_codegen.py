@@ -251,3 +251,102 @@ def test_amd_packed_fp32_from_the_slp_vectorizer(target):
     source = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "vec4_math.cl"
     gcn = _asm(source.read_text(), "vec4_math", target)
     assert len(re.findall(r"\bv_pk_(fma|mul|add)_f32", gcn)) >= 32
+
+
+def _benchmark_tool():
+    """benchmarks/gpu_codegen.py as a module: its native builds and ptxas/objdump readers."""
+    import importlib.util
+    import sys
+
+    if "gpu_codegen" not in sys.modules:
+        path = BENCHMARKS.parent / "gpu_codegen.py"
+        spec = importlib.util.spec_from_file_location("gpu_codegen", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["gpu_codegen"] = module  # its dataclasses look themselves up there
+        spec.loader.exec_module(module)
+    return sys.modules["gpu_codegen"]
+
+
+def _nvidia_against_native(kernel: str, target: str, tmp_path: Path, file: Path | None = None):
+    """(native, spirvjit launch-specialised) ``Code`` of a benchmark kernel, from ptxas -v."""
+    tool = _benchmark_tool()
+    if find_tool("ptxas") is None or not tool.LIBCLC_NVPTX.exists():
+        pytest.skip("needs ptxas (CUDA toolkit) and libclc's nvptx64--nvidiacl.bc")
+    path = file or BENCHMARKS / f"{kernel}.cl"
+    native = tool.nvidia_native(path, target, tmp_path)
+    ours = spirvjit.compile_opencl(path.read_text()).for_target(spirvjit.parse_target(target))
+    mine = ours.assembly(kernel, FAST_LAUNCH)
+    return (
+        tool.nvidia_analyse(native, kernel, target, tmp_path),
+        tool.nvidia_analyse(mine, kernel, target, tmp_path),
+        mine,
+    )
+
+
+def test_nvidia_loops_are_not_unrolled_again_by_ptxas():
+    # LLVM's unroller has decided; ptxas unrolled spirvjit's loops (a conditional branch
+    # back to the header) a second time but not clang's (exit branch, then bra.uni back).
+    ptx = _asm((BENCHMARKS / "nbody.cl").read_text(), "nbody", "sm_90")
+    assert re.search(r'^\.address_size 64\n\.pragma "nounroll";$', ptx, re.M)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_nvidia_nbody_registers_as_native(target, tmp_path):
+    # Was 32 registers against clang's 22: ptxas unrolled the inner loop 4 times.
+    native, mine, _ = _nvidia_against_native("nbody", target, tmp_path)
+    assert native.registers and mine.registers <= native.registers
+    assert mine.spills == native.spills == 0
+
+
+TWO_LOCALS = """
+kernel void two(global float* out, local float* a, local float* b) {
+    size_t l = get_local_id(0);
+    a[l] = out[l];
+    b[l] = 2.0f * out[l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[l] = a[l ^ 1] + b[l ^ 1];
+}
+"""
+
+
+def test_first_local_argument_is_the_dynamic_shared_base():
+    # The launcher places the first __local argument at offset 0 of the dynamic shared
+    # memory when no extern __shared__ array is there: its offset parameter is not
+    # read (was ld.param + add per __local argument; reduction had 61 PTX
+    # instructions against clang's 58). The second one is still base + offset.
+    ptx = _asm(TWO_LOCALS, "two", "sm_90")
+    assert not re.search(r"ld\.param\.\w+\s+%\w+, \[two_param_1\]", ptx)
+    assert re.search(r"ld\.param\.\w+\s+%\w+, \[two_param_2\]", ptx)
+    gcn = _asm(TWO_LOCALS, "two", "gfx942")
+    # kernel arguments: out at 0 (8 bytes), a at 8, b at 12: only b's offset is loaded
+    assert not re.search(r"s_load_dword s\d+, s\[\d+:\d+\], 0x8\b", gcn)
+    assert re.search(r"s_load_dword s\d+, s\[\d+:\d+\], 0xc\b", gcn)
+
+
+def test_ids32_tells_llvm_the_int_id_is_non_negative():
+    # matvec's `(size_t)i * cols` (int i = get_global_id(0)) was a sign extension and two
+    # 64-bit multiply-adds (8 VGPRs on gfx942 against clang's 6); with ids32 the id is
+    # known non-negative: one 32x32->64 multiply-add.
+    source = (BENCHMARKS / "matvec.cl").read_text()
+    program = spirvjit.compile_opencl(source).for_target(spirvjit.parse_target("gfx942"))
+    fast = program.assembly("matvec", FAST_LAUNCH)
+    assert len(re.findall(r"\bv_mad_u64_u32\b", fast)) == 1
+    assert "v_ashrrev_i32" not in fast
+    # The generic variant promises nothing: the id's sign is still extended there.
+    generic = program.assembly("matvec")
+    assert "v_ashrrev_i32" in generic or "v_mad_i64_i32" in generic
+
+
+@pytest.mark.parametrize(
+    "target, invalidate", [("gfx1100", "buffer_gl0_inv"), ("gfx1201", "global_inv")]
+)
+def test_amd_local_barriers_do_not_invalidate_the_global_caches(target, invalidate):
+    # barrier(CLK_LOCAL_MEM_FENCE) orders __local memory only (OpenCL): its fences carry
+    # clang's MMRA "amdgpu-synchronize-as"="local", so gfx10+ no longer invalidates the
+    # vector L0 cache after every barrier of the reduction tree.
+    source = (BENCHMARKS / "reduction.cl").read_text()
+    local = _asm(source, "reduction", target)
+    assert "s_barrier" in local and invalidate not in local
+    # A global-memory barrier still does.
+    both = _asm(source.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE"), "reduction", target)
+    assert invalidate in both

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...spirv.grammar import Scope, StorageClass
+from ...spirv.grammar import MemorySemantics, Scope, StorageClass
 from ...translate.module import declare
 from ...translate.signature import KernelSignature
 from ..gpu.abi import I16, I32, I64, VOID_FN, XYZ, GpuABI
@@ -17,6 +17,37 @@ DEFAULT_GROUP_LIMIT = 256
 def flat_work_group_size(limit: int) -> str:
     """The entry attribute of a kernel built for groups of up to ``limit`` work-items."""
     return f'"amdgpu-flat-work-group-size"="1,{limit}"'
+
+
+# The storage-class bits of SPIR-V MemorySemantics.
+_MEMORY = (
+    MemorySemantics.UniformMemory
+    | MemorySemantics.SubgroupMemory
+    | MemorySemantics.WorkgroupMemory
+    | MemorySemantics.CrossWorkgroupMemory
+    | MemorySemantics.AtomicCounterMemory
+    | MemorySemantics.ImageMemory
+    | MemorySemantics.OutputMemory
+)
+
+
+class _Fence(ir.Fence):
+    """llvmlite's fence, printed with its metadata (llvmlite's drops it)."""
+
+    def descr(self, buf: list[str]) -> None:
+        super().descr(buf)
+        buf[-1] = buf[-1].rstrip("\n") + self._stringify_metadata(leading_comma=True) + "\n"
+
+
+def _fence(builder: ir.IRBuilder, ordering: str, scope: str | None, local_only: bool) -> None:
+    """A fence; ``local_only``: it orders LDS (``__local`` memory) only."""
+    fence = _Fence(builder.block, ordering, scope)
+    builder._insert(fence)
+    if local_only:
+        module = builder.module
+        names = ("amdgpu-synchronize-as", "local")
+        mmra = module.add_metadata([ir.MetaDataString(module, s) for s in names])
+        fence.set_metadata("mmra", mmra)
 
 
 class AmdgpuABI(GpuABI):
@@ -53,14 +84,22 @@ class AmdgpuABI(GpuABI):
         ]
 
     def control_barrier(
-        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
+        self,
+        builder: ir.IRBuilder,
+        memory_scope: str | None,
+        ordering: str | None,
+        semantics: int = 0,
     ) -> None:
         # What clang emits for OpenCL's barrier(): release, s_barrier, acquire.
+        # barrier(CLK_LOCAL_MEM_FENCE) orders __local memory only: as clang does, say so
+        # (an MMRA), and the fences need not wait for or invalidate the vector caches of
+        # global memory (buffer_gl0_inv on gfx10+ after every barrier).
+        local = semantics & _MEMORY == MemorySemantics.WorkgroupMemory
         if ordering:
-            builder.fence("release", memory_scope)
+            _fence(builder, "release", memory_scope, local)
         builder.call(declare(builder.module, "llvm.amdgcn.s.barrier", VOID_FN), [])
         if ordering:
-            builder.fence("acquire", memory_scope)
+            _fence(builder, "acquire", memory_scope, local)
 
     def local_id(self, b, dim):
         return self.intrinsic(b, f"llvm.amdgcn.workitem.id.{XYZ[dim]}", I32)

@@ -126,7 +126,14 @@ class GpuABI:
             group32 = b.mul(self.group_id(b, dim), enqueued32, flags=["nuw", "nsw"])
             narrow = b.add(group32, self.local_id(b, dim), flags=["nuw", "nsw"])
             narrow = b.add(narrow, b.trunc(offset, I32), flags=["nuw", "nsw"])
-            return b.select(self.fact(b, "ids32"), b.zext(narrow, I64), general)
+            ids32 = self.fact(b, "ids32")
+            # ... and that it is non-negative as an int: `(size_t)i * n` with `int i` is
+            # then one 32x32->64 multiply (v_mad_u64_u32), not a sign-extended 64-bit
+            # one. An assumption only where the fact holds (true in the generic variant).
+            positive = b.icmp_signed(">=", narrow, ir.Constant(I32, 0))
+            assume = declare(b.module, "llvm.assume", ir.FunctionType(ir.VoidType(), [I1]))
+            b.call(assume, [b.or_(b.not_(ids32), positive)])
+            return b.select(ids32, b.zext(narrow, I64), general)
         if name == "local_id":
             return b.zext(self.local_id(b, dim), I64)
         if name == "group_id":

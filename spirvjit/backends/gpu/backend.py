@@ -112,8 +112,11 @@ class GpuBackend(Backend):
         translation = translate(module, gpu, spec_constants, prefix)
         rename_for_export(translation, module, prefix)
         devicelib.bind(translation.module, self.device_library(), target.name)
+        # HIP's extern __shared__ arrays are the only users of the dynamic shared memory
+        # before the entry points add theirs (__local arguments).
+        extern_shared = DYNAMIC_SHARED in translation.module.globals
         for name, fn in translation.kernel_functions.items():
-            emit_entry(translation.module, gpu, fn, translation.kernels[name])
+            emit_entry(translation.module, gpu, fn, translation.kernels[name], extern_shared)
         return translation
 
     def kernel_symbol(self, module, prefix: str, kernel: str) -> str:

@@ -42,9 +42,20 @@ def _dynamic_shared(module: ir.Module) -> ir.GlobalVariable:
 
 
 def emit_entry(
-    module: ir.Module, abi: GpuABI, kernel: ir.Function, signature: KernelSignature
+    module: ir.Module,
+    abi: GpuABI,
+    kernel: ir.Function,
+    signature: KernelSignature,
+    extern_shared: bool = True,
 ) -> ir.Function:
-    """Adds the entry point of ``kernel``, named after it, and returns it."""
+    """Adds the entry point of ``kernel``, named after it, and returns it.
+
+    ``extern_shared``: whether the module has HIP ``extern __shared__`` arrays, which
+    start at the dynamic shared memory's base. Without them the launcher puts the first
+    ``__local`` argument there (offset 0): its address is the base itself, and neither
+    the offset parameter's load nor the addition is in the code (as in clang's native
+    build, where a ``__local`` argument is one pointer parameter).
+    """
     kernel.attributes.discard("noinline")
     kernel.attributes.add("alwaysinline")
     params: list[ir.Type] = []
@@ -62,11 +73,13 @@ def emit_entry(
         entry.attributes.add(attribute)
     b = ir.IRBuilder(entry.append_basic_block("entry"))
     forwarded: list[ir.Value] = []
+    first_local = not extern_shared
     for arg, value, inner in zip(signature.args, entry.args, kernel.args, strict=False):
         value.name = arg.name.lstrip("#") or f"arg{arg.index}"
         if arg.kind == "local":
             shared = _dynamic_shared(module)
-            forwarded.append(b.gep(shared, [value], source_etype=I8))
+            forwarded.append(shared if first_local else b.gep(shared, [value], source_etype=I8))
+            first_local = False
         elif arg.kind == "struct":
             copy = private_alloca(b, value.type, abi.address_space(StorageClass.Function))
             copy.align = max(arg.align, 1)

@@ -159,7 +159,9 @@ class GpuKernel:
         params: list[bytes] = []
         allocations: list[int] = []
         copy_back: list[tuple[np.ndarray, int]] = []
-        shared = dynamic_shared  # extern __shared__ arrays start at the region's base
+        # extern __shared__ arrays start at the region's base; without them (0 bytes) the
+        # first __local argument does, where the code assumes it (entry.py).
+        shared = dynamic_shared
         try:
             for spec, value, storage in zip(sig.args, args, storages[: len(args)], strict=True):
                 if spec.kind in ("global", "constant"):

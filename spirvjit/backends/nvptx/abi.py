@@ -36,7 +36,11 @@ class NvptxABI(GpuABI):
         return [f'"nvvm.reqntid"="{",".join(map(str, required))}"'] if required else []
 
     def control_barrier(
-        self, builder: ir.IRBuilder, memory_scope: str | None, ordering: str | None
+        self,
+        builder: ir.IRBuilder,
+        memory_scope: str | None,
+        ordering: str | None,
+        semantics: int = 0,
     ) -> None:
         # bar.sync orders shared and global memory among the block's threads (PTX ISA,
         # "Memory consistency model"); a fence is needed only for a wider scope.
