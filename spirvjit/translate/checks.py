@@ -87,6 +87,54 @@ def _round_trip_source(t: FunctionTranslator, inst) -> int | None:
     return source.operands[0]
 
 
+def _spilled_value(t: FunctionTranslator, inst) -> int | None:
+    """The value an ``OpLoad`` reads back from a private variable that holds one value
+    only, or None. Unoptimized code (``-g`` builds: the translator producer at -O0) keeps
+    every kernel argument in such a variable, ``store %in, %in.addr`` then a load before
+    each use; without this, no access of theirs would name its argument."""
+    if inst.opname != "OpLoad":
+        return None
+    return _single_stores(t).get(inst.operands[0])
+
+
+def _single_stores(t: FunctionTranslator) -> dict[int, int]:
+    """Function-storage variable id -> the one value stored to it, for the variables whose
+    only uses are that store, loads and debug instructions (nothing else can change or
+    alias them)."""
+    found = getattr(t.mt, "_check_single_stores", None)
+    if found is None:
+        stores: dict[int, list[int]] = {}
+        escaped: set[int] = set()
+        private = set()
+        for fn in t.module.functions:
+            for block in fn.blocks:
+                for inst in block.instructions:
+                    if inst.opname == "OpVariable" and inst.operands[0] == StorageClass.Function:
+                        if len(inst.operands) == 1:  # an initializer is a second value
+                            private.add(inst.result_id)
+                    elif inst.opname == "OpStore":
+                        stores.setdefault(inst.operands[0], []).append(inst.operands[1])
+                        escaped.add(inst.operands[1])  # its address stored elsewhere
+                    elif inst.opname not in ("OpLoad", "OpLifetimeStart", "OpLifetimeStop") and (
+                        inst.opname != "OpExtInst" or not _debug_set(t, inst.operands[0])
+                    ):
+                        # Any other use may write through the address (modf's or vstore's
+                        # pointer argument) or keep it; a literal taken for an id only
+                        # makes this more careful.
+                        escaped.update(op for op in inst.operands if isinstance(op, int))
+        found = t.mt._check_single_stores = {
+            var: values[0]
+            for var, values in stores.items()
+            if var in private and len(values) == 1 and var not in escaped
+        }
+    return found
+
+
+def _debug_set(t: FunctionTranslator, set_id: int) -> bool:
+    name = t.module.ext_inst_imports.get(set_id, "")
+    return name == "OpenCL.DebugInfo.100" or name.startswith("NonSemantic.")
+
+
 def enabled(t: FunctionTranslator) -> bool:
     return bool(getattr(t.mt.abi, "checked", False))
 
@@ -116,7 +164,7 @@ def _origin(t: FunctionTranslator, pointer_id: int):
         if inst.opname in _CASTS:
             pid = inst.operands[0]
             continue
-        source = _round_trip_source(t, inst)
+        source = _round_trip_source(t, inst) or _spilled_value(t, inst)
         if source is not None:
             pid = source
             continue

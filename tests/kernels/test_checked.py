@@ -208,6 +208,9 @@ def test_source_location_with_g():
     message = _error(lambda: p.shift(a, b, 1, global_size=8, check=True))
     # b[i + n] = ... is line 4 of the source; the store's column is clang's.
     assert re.search(r", at kernel\.cl:4:\d+$", message), message
+    # Failed before: -O0 code reloads b from a private variable before each use, and the
+    # report said "a pointer inside no array" instead of naming the argument.
+    assert "argument 1 'b', element index 8 (byte offset 32), the array has 8" in message
 
 
 HELPERS = """float load_at(__global const float *p, int i)
