@@ -49,6 +49,7 @@ from llvmlite import ir
 
 from ...translate.function import overload_suffix
 from ...translate.mathlib import LIBMVEC
+from ...translate.ops_atomic import PLAIN_ATOMIC
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -126,6 +127,21 @@ def vectorize(
     ``main_range``: the clone runs only where the guard split's flag is set (guards.py),
     so the flag reads as 1."""
     vectorizer = _Vectorizer(kernel, width, features, main_range, _target_data(data_layout))
+    return _run(vectorizer, kernel)
+
+
+def vectorize_region(
+    step: ir.Function, state: int, width: int, features: str, data_layout: str
+) -> ir.Function:
+    """The W-wide clone of one region of a barrier kernel's step function
+    (translate/barriers.py): what ``step`` runs from ``state`` to its next barrier or its
+    end (``<name>.wfv.r<state>``, same parameters; it returns the next state of its last
+    lane), or raises Declined."""
+    td = _target_data(data_layout)
+    return _run(_RegionVectorizer(step, width, features, td, state), step)
+
+
+def _run(vectorizer: _Vectorizer, kernel: ir.Function) -> ir.Function:
     try:
         return vectorizer.run()
     except Exception as exc:
@@ -209,8 +225,8 @@ class _Vectorizer:
     def _cfg(self) -> None:
         entry = self.kernel.blocks[0]
         succ = {}
-        order, seen, stack = [], {entry}, [(entry, iter(_successors(entry)))]
-        succ[entry] = _successors(entry)
+        order, seen, stack = [], {entry}, [(entry, iter(self._successors(entry)))]
+        succ[entry] = self._successors(entry)
         on_stack = {entry}
         self.retreating = []
         while stack:
@@ -220,7 +236,7 @@ class _Vectorizer:
                     self.retreating.append((block, s))
                 if s not in seen:
                     seen.add(s)
-                    succ[s] = _successors(s)
+                    succ[s] = self._successors(s)
                     stack.append((s, iter(succ[s])))
                     on_stack.add(s)
                     break
@@ -250,6 +266,9 @@ class _Vectorizer:
                 rpreds[b].append(s)
         pdom = _dominators(nodes, exit_node, rpreds)
         self.postdominates_entry = {b for b in self.rpo if b in pdom[entry]}
+
+    def _successors(self, block: ir.Block) -> list[ir.Block]:
+        return _successors(block)
 
     def _resolve(self, value):
         """``value`` after the look-throughs of ``_aliases``."""
@@ -308,6 +327,8 @@ class _Vectorizer:
         pointer = inst.operands[0]
         if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
             return False
+        if _group_field(pointer) is not None:
+            return False  # the group's local memory and the like: one per group
         return self._ctx_slot(inst) in (_GLOBAL_ID_X, _LOCAL_ID_X, None)
 
     def _check_instructions(self) -> None:
@@ -335,16 +356,21 @@ class _Vectorizer:
                 for op in inst.operands:
                     if op is self.ctx and not isinstance(inst, ir.GEPInstr):
                         raise Declined("the work-item context escapes")
+                if isinstance(inst, ir.LoadInstr | ir.StoreInstr) and PLAIN_ATOMIC in getattr(
+                    inst, "metadata", {}
+                ):
+                    # Atomics on local memory are plain loads and stores on the CPU (one
+                    # thread runs the group's work-items in turn): lanes must not
+                    # interleave them.
+                    raise Declined("atomic on local memory")
                 if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
                     indices = [getattr(i, "constant", None) for i in inst.indices]
-                    if len(indices) != 3 or None in indices:
+                    if _group_field(inst) is None and (
+                        len(indices) != 3 or None in indices or indices[:2] != [0, 0]
+                    ):
                         # get_global_id(d) with d known only at run time: the context
                         # holds the first lane's ids only.
                         raise Declined("a work-item query with a run-time dimension")
-                    if indices[:2] != [0, 0]:
-                        # The group's local memory: its atomics are plain loads and stores
-                        # on the CPU (one thread runs the group's work-items in turn).
-                        raise Declined("local memory")
 
     def _call_kind(self, call) -> tuple[str, object]:
         callee = call.callee
@@ -423,7 +449,7 @@ class _Vectorizer:
         return value.parent if isinstance(value, ir.Instruction) else None
 
     def _uniformity(self) -> None:
-        varying: set = set()
+        varying: set = set(self._varying_arguments())
         full_blocks = {b for b in self.postdominates_entry if b not in self.loop_of}
         full_blocks.add(self.entry)
 
@@ -438,7 +464,10 @@ class _Vectorizer:
                     return k
                 return VARYING if cond in varying else UNIFORM
             if isinstance(term, ir.SwitchInstr):
-                return VARYING if self._resolve(term.value) in varying else UNIFORM
+                value = self._resolve(term.value)
+                if isinstance(value, ir.Constant):
+                    return k
+                return VARYING if value in varying else UNIFORM
             return k
 
         def operand_varying(op, use_block) -> bool:
@@ -561,7 +590,7 @@ class _Vectorizer:
         """Per varying integer/pointer value: its change from one lane to the next (in
         units of the value; bytes for pointers), or None. A hint: every access that
         relies on it checks the addresses at run time."""
-        stride: dict = {}
+        stride: dict = {arg: 1 for arg in self._varying_arguments()}
         unset = object()
 
         def of(value):
@@ -657,7 +686,7 @@ class _Vectorizer:
 
     def _emit(self) -> ir.Function:
         k = self.kernel
-        fn = ir.Function(self.module, k.function_type, f"{k.name}.wfv")
+        fn = ir.Function(self.module, k.function_type, self._clone_name())
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
         self.fn = fn
@@ -668,9 +697,30 @@ class _Vectorizer:
         self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
         self.current_block = self.entry
         self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
+        for arg in self._varying_arguments():  # lane i: the first lane's value + i
+            self.vmap[arg] = self.b.add(self._splat(self.vmap[arg]), self.iota)
         self._emit_nodes(self._order(set(self.rpo), self.entry, None))
-        self.b.ret_void()
+        self._return()
         return fn
+
+    # Hooks of step-function regions (_RegionVectorizer) -------------------------------
+
+    def _clone_name(self) -> str:
+        return f"{self.kernel.name}.wfv"
+
+    def _varying_arguments(self) -> list:
+        """i64 arguments that are the first lane's value of a per-lane id (+1 per lane)."""
+        return []
+
+    def _returned(self, block, mask) -> None:
+        """After ``block`` ran under ``mask``: what its ``ret`` returns (kernels: nothing)."""
+
+    def _return(self) -> None:
+        self.b.ret_void()
+
+    def _proven_consecutive(self, pointer) -> bool:
+        """Whether ``pointer``'s lanes are consecutive by construction (no check)."""
+        return False
 
     def _order(self, blocks: set, entry, loop) -> list:
         """Topological order of ``blocks`` (one loop level: inner loops are one node)."""
@@ -866,6 +916,7 @@ class _Vectorizer:
                 phi.add_incoming(value, end)
                 phi.add_incoming(ir.Constant(value.type, ir.Undefined), before)
                 self.vmap[inst] = phi
+        self._returned(block, mask)
         self._edge_masks(block, mask)
 
     def _edge_masks(self, block, mask) -> None:
@@ -1120,7 +1171,11 @@ class _Vectorizer:
         b = self.b
         base = b.extract_element(pointers, ir.Constant(I32, 0))
         consecutive = None
-        if pointer_op is not None:
+        if pointer_op is not None and self._proven_consecutive(self._resolve(pointer_op)):
+            if mask is None:
+                return base, None  # no check: a plain vector access
+            consecutive = ir.Constant(I1, 1)
+        elif pointer_op is not None:
             consecutive = self._root_check(self._resolve(pointer_op), size)
         if consecutive is None:
             consecutive = self._consecutive_check(pointers, size)
@@ -1196,6 +1251,8 @@ class _Vectorizer:
         base, fast = self._fast_path(
             pointers, mask, inst.type.get_abi_size(self.td), inst.operands[0]
         )
+        if fast is None:
+            return b.load(base, typ=vt, align=align)
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 plain = b.load(base, typ=vt, align=align)
@@ -1240,6 +1297,9 @@ class _Vectorizer:
         base, fast = self._fast_path(
             pointers, mask, value_op.type.get_abi_size(self.td), pointer_op
         )
+        if fast is None:
+            b.store(value, base, align)
+            return None
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 b.store(value, base, align)
@@ -1305,6 +1365,91 @@ class _Vectorizer:
         return result
 
 
+class _RegionVectorizer(_Vectorizer):
+    """One region of a step function: the blocks that state ``state`` reaches from the
+    dispatch ``switch`` on the state parameter up to the ``ret``s of the next barriers
+    (or the end). The step function's parameters after the kernel's: the context, the
+    work-item frames, the linear id, the number of work-items, the state. The frames hold
+    one array per saved value with consecutive work-items at consecutive addresses
+    (translate/function.Frame), and a chunk's lanes have consecutive linear ids, so the
+    values live across barriers are saved and reloaded as plain vectors. Every lane of a
+    well-formed kernel returns the same state; the clone returns its last lane's, as the
+    scalar loop leaves the last work-item's."""
+
+    def __init__(self, step, width, features, td, state: int):
+        super().__init__(step, width, features, False, td)
+        self.ctx, _frames, self.linear, _items, self.state_arg = step.args[-5:]
+        self.state = ir.Constant(self.state_arg.type, state)
+        self.ret_acc = None
+
+    def _successors(self, block):
+        term = block.terminator
+        if isinstance(term, ir.SwitchInstr) and term.value is self.state_arg:
+            for case, target in term.cases:
+                if getattr(case, "constant", case) == self.state.constant:
+                    return [target]
+            return [term.default]
+        return _successors(block)
+
+    def _aliases(self) -> None:
+        super()._aliases()
+        self.alias[self.state_arg] = self.state
+
+    def _clone_name(self) -> str:
+        return f"{self.kernel.name}.wfv.r{self.state.constant}"
+
+    def _varying_arguments(self) -> list:
+        return [self.linear]
+
+    def _returned(self, block, mask) -> None:
+        term = block.terminator
+        if not isinstance(term, ir.Ret) or term.return_value is None:
+            return
+        value = self._value(term.return_value, block, True)
+        if self.ret_acc is None or mask is None:
+            self.ret_acc = value
+            return
+        if isinstance(mask.type, ir.VectorType):
+            mask = self._splat(mask)
+        self.ret_acc = self.b.select(mask, value, self.ret_acc)
+
+    def _return(self) -> None:
+        if self.ret_acc is None:
+            raise Declined("a region that does not return")
+        self.b.ret(self.b.extract_element(self.ret_acc, ir.Constant(I32, self.W - 1)))
+
+    def _proven_consecutive(self, pointer) -> bool:
+        """A frame element, ``frames + (uniform + linear * size)`` (Frame.slot): the
+        lanes' linear ids are consecutive, in i64, so their addresses are too."""
+        if not isinstance(pointer, ir.GEPInstr) or len(pointer.indices) != 1:
+            return False
+        if self._resolve(pointer.pointer) in self.varying:
+            return False
+        index = self._resolve(pointer.indices[0])
+        scaled = False
+        while (
+            isinstance(index, ir.Instruction)
+            and index.type == I64
+            and index.opname in ("add", "sub", "mul", "shl")
+        ):
+            a, c = (self._resolve(op) for op in index.operands[:2])
+            if index.opname == "add" and a not in self.varying:
+                index = c
+            elif index.opname in ("add", "sub") and c not in self.varying:
+                index = a
+            elif index.opname in ("mul", "shl") and not scaled:
+                if isinstance(c, ir.Constant):
+                    index = a
+                elif index.opname == "mul" and isinstance(a, ir.Constant):
+                    index = c
+                else:
+                    return False
+                scaled = True
+            else:
+                break
+        return index is self.linear
+
+
 _OTHER_LIBM = {
     "fmodf", "fmod", "remainderf", "remainder", "fdimf", "fdim", "logbf", "logb",
     "lgammaf", "lgamma", "tgammaf", "tgamma", "nextafterf", "nextafter", "cbrtf", "cbrt",
@@ -1338,6 +1483,15 @@ def _is_type_suffix(part: str) -> bool:
     if part.startswith("v") and any(part.endswith(t) for t in ("f32", "f64", "f16", "p0")):
         return True
     return (part.startswith("i") or part.startswith("v")) and part.lstrip("vi0123456789x") == ""
+
+
+def _group_field(gep: ir.GEPInstr) -> int | None:
+    """The context field after the work-item queries that ``gep`` addresses (the group's
+    local memory, its end, the frames' end: the same for every work-item), else None."""
+    indices = [getattr(i, "constant", None) for i in gep.indices]
+    if len(indices) == 2 and indices[0] == 0 and isinstance(indices[1], int) and indices[1] > 0:
+        return indices[1]
+    return None
 
 
 def context_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:
