@@ -138,7 +138,64 @@ def vectorize_region(
     end (``<name>.wfv.r<state>``, same parameters; it returns the next state of its last
     lane), or raises Declined."""
     td = _target_data(data_layout)
-    return _run(_RegionVectorizer(step, width, features, td, state), step)
+    slots = uniform_frame_slots(step, width, features, data_layout)
+    return _run(_RegionVectorizer(step, width, features, td, state, slots), step)
+
+
+def uniform_frame_slots(
+    step: ir.Function, width: int, features: str, data_layout: str
+) -> frozenset[int]:
+    """The frame arrays of a step function that hold the same value in every work-item of
+    the group (by their offsets, Frame.slot's constant): those that only plain loads and
+    stores address, and every store of which stores a uniform value under a uniform mask
+    (assuming the arrays found so far uniform, to a fixed point). Loop counters, tile
+    offsets and strides saved across barriers are, so a region reads them as scalars:
+    its loops keep scalar tests and its addresses their strides (``sgemm``'s ``t``, a
+    tree reduction's ``stride``). Cached on ``step``."""
+    cached = getattr(step, "wfv_uniform_slots", None)
+    if cached is not None:
+        return cached
+    found: frozenset[int] = frozenset()
+    an = _RegionVectorizer(step, width, features, _target_data(data_layout), None, found)
+    try:
+        an._cfg()
+        an._aliases()
+        an._loops()
+        candidates, escaped = set(), set()
+        for block in an.rpo:
+            for inst in block.instructions:
+                for n, op in enumerate(inst.operands):
+                    key = an._frame_slot(op)
+                    if key is None:
+                        continue
+                    plain = isinstance(inst, ir.LoadInstr) or (
+                        isinstance(inst, ir.StoreInstr) and n == 1
+                    )
+                    (candidates if plain else escaped).add(key)
+        candidates -= escaped
+        while candidates:
+            an.uniform_slots = frozenset(candidates)
+            an._uniformity()
+            varying = set()
+            for block in an.rpo:
+                for inst in block.instructions:
+                    if not isinstance(inst, ir.StoreInstr):
+                        continue
+                    key = an._frame_slot(inst.operands[1])
+                    if key in candidates and (
+                        an.kind[block] == VARYING
+                        or an._resolve(inst.operands[0]) in an.varying
+                        or an._liveout_use(inst.operands[0], block)
+                    ):
+                        varying.add(key)
+            if not varying:
+                break
+            candidates -= varying
+        found = frozenset(candidates)
+    except Declined:
+        found = frozenset()
+    step.wfv_uniform_slots = found
+    return found
 
 
 def _run(vectorizer: _Vectorizer, kernel: ir.Function) -> ir.Function:
@@ -153,6 +210,18 @@ def _run(vectorizer: _Vectorizer, kernel: ir.Function) -> ir.Function:
         if isinstance(exc, Declined):
             raise
         raise Declined(f"vectorizer error (a spirvjit bug): {type(exc).__name__}: {exc}") from exc
+
+
+_SIZES: dict = {}
+
+
+def _abi_size(ty: ir.Type, td: llvm.TargetData) -> int:
+    """``ty.get_abi_size(td)``, remembered: llvmlite parses a module for each call."""
+    key = (str(ty), id(td))
+    size = _SIZES.get(key)
+    if size is None:
+        size = _SIZES[key] = ty.get_abi_size(td)
+    return size
 
 
 def _successors(block: ir.Block) -> list[ir.Block]:
@@ -198,6 +267,9 @@ class _Loop:
 
 
 class _Vectorizer:
+    # Whether a function without loops is vectorized in the default mode ("loops").
+    loop_free_too = False
+
     def __init__(self, kernel, width, features, main_range, td):
         self.kernel = kernel
         self.W = width
@@ -214,7 +286,7 @@ class _Vectorizer:
         self._aliases()
         self._check_instructions()
         self._loops()
-        if not self.loops and mode() != "all":
+        if not self.loops and mode() != "all" and not self.loop_free_too:
             raise Declined("no loops: LLVM's loop vectorizer widens the work-item loop")
         self._uniformity()
         self._needed()
@@ -439,10 +511,14 @@ class _Vectorizer:
         self.header_loop = {loop.header: loop for loop in loops}
 
     def _loops_of(self, block) -> list:
-        out, loop = [], self.loop_of.get(block)
-        while loop is not None:
-            out.append(loop)
-            loop = loop.parent
+        cache = self.__dict__.setdefault("_loops_of_cache", {})
+        out = cache.get(block)
+        if out is None:
+            out, loop = [], self.loop_of.get(block)
+            while loop is not None:
+                out.append(loop)
+                loop = loop.parent
+            cache[block] = out
         return out
 
     def _defined_block(self, value):
@@ -515,7 +591,7 @@ class _Vectorizer:
                             if edge_kind(pred, b) == VARYING or operand_varying(value, b):
                                 is_var = True
                                 break
-                    elif not isinstance(inst, ir.Terminator):
+                    elif not isinstance(inst, ir.Terminator) and not self._uniform_load(inst):
                         is_var = any(operand_varying(op, b) for op in inst.operands)
                     if is_var:
                         varying.add(inst)
@@ -600,7 +676,7 @@ class _Vectorizer:
             return stride.get(value, unset)
 
         def size(ty) -> int:
-            return ty.get_abi_size(self.td)
+            return _abi_size(ty, self.td)
 
         for _ in range(4):
             for block in self.rpo:
@@ -720,6 +796,11 @@ class _Vectorizer:
 
     def _proven_consecutive(self, pointer) -> bool:
         """Whether ``pointer``'s lanes are consecutive by construction (no check)."""
+        return False
+
+    def _uniform_load(self, inst) -> bool:
+        """Whether load ``inst`` reads the same value in every lane from per-lane addresses
+        (a saved value that is the same in every work-item): lane 0's element is read."""
         return False
 
     def _order(self, blocks: set, entry, loop) -> list:
@@ -1149,7 +1230,7 @@ class _Vectorizer:
         return inst
 
     def _consecutive(self, pointer_value, element_type) -> bool:
-        return self.stride.get(self._resolve(pointer_value)) == element_type.get_abi_size(self.td)
+        return self.stride.get(self._resolve(pointer_value)) == _abi_size(element_type, self.td)
 
     def _root(self, pointer):
         """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
@@ -1215,7 +1296,7 @@ class _Vectorizer:
             and self._resolve(pointer.pointer) not in self.varying
         ):
             index = self._resolve(pointer.indices[0])
-            scale = pointer.source_etype.get_abi_size(self.td)
+            scale = _abi_size(pointer.source_etype, self.td)
             while (
                 isinstance(index, ir.Instruction)
                 and index.opname in ("add", "sub")
@@ -1239,17 +1320,18 @@ class _Vectorizer:
             first = b.load(self._value(inst.operands[0], block, False), typ=I64)
             return b.add(self._splat(first), self.iota)
         if inst not in self.varying:
-            return b.load(
-                self._value(inst.operands[0], block, False), typ=inst.type, align=inst.align
-            )
+            pointer = self._value(inst.operands[0], block, False)
+            if isinstance(pointer.type, ir.VectorType):  # _uniform_load: lane 0's element
+                pointer = b.extract_element(pointer, ir.Constant(I32, 0))
+            return b.load(pointer, typ=inst.type, align=inst.align)
         pointers = self._value(inst.operands[0], block, True)
         vt = self._vec_type(inst.type)
-        align = inst.align or inst.type.get_abi_size(self.td)
+        align = inst.align or _abi_size(inst.type, self.td)
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
         if not self._consecutive(inst.operands[0], inst.type):
             return self._gather(pointers, full, vt, align)
         base, fast = self._fast_path(
-            pointers, mask, inst.type.get_abi_size(self.td), inst.operands[0]
+            pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
         if fast is None:
             return b.load(base, typ=vt, align=align)
@@ -1282,7 +1364,7 @@ class _Vectorizer:
         value_op, pointer_op = inst.operands
         ptr_varying = self._resolve(pointer_op) in self.varying
         val_varying = self._resolve(value_op) in self.varying or self._liveout_use(value_op, block)
-        align = inst.align or value_op.type.get_abi_size(self.td)
+        align = inst.align or _abi_size(value_op.type, self.td)
         if not ptr_varying and not val_varying:
             b.store(
                 self._value(value_op, block, False), self._value(pointer_op, block, False), align
@@ -1294,9 +1376,7 @@ class _Vectorizer:
         if not ptr_varying or not self._consecutive(pointer_op, value_op.type):
             self._scatter(value, pointers, full, align)
             return None
-        base, fast = self._fast_path(
-            pointers, mask, value_op.type.get_abi_size(self.td), pointer_op
-        )
+        base, fast = self._fast_path(pointers, mask, _abi_size(value_op.type, self.td), pointer_op)
         if fast is None:
             b.store(value, base, align)
             return None
@@ -1374,17 +1454,29 @@ class _RegionVectorizer(_Vectorizer):
     (translate/function.Frame), and a chunk's lanes have consecutive linear ids, so the
     values live across barriers are saved and reloaded as plain vectors. Every lane of a
     well-formed kernel returns the same state; the clone returns its last lane's, as the
-    scalar loop leaves the last work-item's."""
+    scalar loop leaves the last work-item's.
 
-    def __init__(self, step, width, features, td, state: int):
+    Loop-free regions are vectorized too (``loop_free_too``): LLVM's loop vectorizer does
+    not replace it there as it does for loop-free kernels (measured: the tile loads of
+    ``sgemm``, a tree reduction's steps; frame values saved as plain vectors)."""
+
+    loop_free_too = True
+
+    def __init__(self, step, width, features, td, state: int | None, uniform_slots=frozenset()):
         super().__init__(step, width, features, False, td)
-        self.ctx, _frames, self.linear, _items, self.state_arg = step.args[-5:]
-        self.state = ir.Constant(self.state_arg.type, state)
+        self.ctx, self.frames, self.linear, self.items, self.state_arg = step.args[-5:]
+        # None: the whole step function (uniform_frame_slots's analysis).
+        self.state = None if state is None else ir.Constant(self.state_arg.type, state)
+        self.uniform_slots = uniform_slots
         self.ret_acc = None
 
     def _successors(self, block):
         term = block.terminator
-        if isinstance(term, ir.SwitchInstr) and term.value is self.state_arg:
+        if (
+            isinstance(term, ir.SwitchInstr)
+            and term.value is self.state_arg
+            and self.state is not None
+        ):
             for case, target in term.cases:
                 if getattr(case, "constant", case) == self.state.constant:
                     return [target]
@@ -1393,7 +1485,32 @@ class _RegionVectorizer(_Vectorizer):
 
     def _aliases(self) -> None:
         super()._aliases()
-        self.alias[self.state_arg] = self.state
+        if self.state is not None:
+            self.alias[self.state_arg] = self.state
+
+    def _frame_slot(self, pointer) -> int | None:
+        """The frame array whose work-item element ``pointer`` is, ``frames + (C * items +
+        linear * size)`` (Frame.slot), as C; else None."""
+        pointer = self._resolve(pointer)
+        if (
+            not isinstance(pointer, ir.GEPInstr)
+            or pointer.pointer is not self.frames
+            or len(pointer.indices) != 1
+        ):
+            return None
+        index = self._resolve(pointer.indices[0])
+        if not isinstance(index, ir.Instruction) or index.opname != "add":
+            return None
+        start, element = (self._resolve(op) for op in index.operands)
+        offset = _scaled(start, self.items)
+        return offset if offset is not None and _scaled(element, self.linear) else None
+
+    def _uniform_load(self, inst) -> bool:
+        return (
+            isinstance(inst, ir.LoadInstr)
+            and bool(self.uniform_slots)
+            and self._frame_slot(inst.operands[0]) in self.uniform_slots
+        )
 
     def _clone_name(self) -> str:
         return f"{self.kernel.name}.wfv.r{self.state.constant}"
@@ -1448,6 +1565,18 @@ class _RegionVectorizer(_Vectorizer):
             else:
                 break
         return index is self.linear
+
+
+def _scaled(value, factor) -> int | None:
+    """C where ``value`` is ``mul C, factor`` or ``mul factor, C`` (C a constant)."""
+    if not isinstance(value, ir.Instruction) or value.opname != "mul":
+        return None
+    a, c = value.operands
+    if c is factor and isinstance(a, ir.Constant) and isinstance(a.constant, int):
+        return a.constant
+    if a is factor and isinstance(c, ir.Constant) and isinstance(c.constant, int):
+        return c.constant
+    return None
 
 
 _OTHER_LIBM = {
