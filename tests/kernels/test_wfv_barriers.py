@@ -369,3 +369,50 @@ def test_private_arrays_across_barriers(monkeypatch):
     other = mine[base + local - 1 - lid]
     p[np.arange(n), (lid + 1) & 3] += other
     np.testing.assert_array_equal(out, wide + p.sum(axis=1) + d)
+
+
+BITONIC = r"""
+kernel void bitonic(global int *data)
+{
+    local int v[128];
+    uint l = get_local_id(0);
+    v[l] = data[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2; size <= 128; size <<= 1) {
+        for (uint stride = size / 2; stride > 0; stride >>= 1) {
+            uint partner = l ^ stride;
+            if (partner > l) {
+                bool up = (l & size) == 0;
+                int a = v[l], b = v[partner];
+                if ((a > b) == up) { v[l] = b; v[partner] = a; }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    data[get_global_id(0)] = v[l];
+}
+"""
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_bool_saved_across_barriers(monkeypatch, producer):
+    """clang-15 + llvm-spirv keeps bitonic sort's ``up`` live across a barrier as an i1 in
+    the frames: a byte per work-item, but a bit per lane in <8 x i1>, so a chunk saves and
+    reloads it as bytes (was: one packed byte stored for 8 work-items, unsorted output)."""
+    from harness import translator_missing
+
+    if producer == "translator" and translator_missing():
+        pytest.skip(translator_missing())
+    data = np.random.default_rng(2).integers(-1000, 1000, 4 * 128).astype(np.int32)
+    results = []
+    for enabled in (True, False):
+        monkeypatch.setenv("SPIRVJIT_WFV", "all" if enabled else "0")
+        monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+        program = spirvjit.compile_opencl(BITONIC, producer=producer)
+        out = data.copy()
+        program.kernel("bitonic")(out, global_size=out.size, local_size=128)
+        results.append(out)
+        note = program.translation().kernel_functions["bitonic"].wfv_note
+        assert note.startswith("vectorized" if enabled else "not vectorized"), note
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0].reshape(4, 128), np.sort(data.reshape(4, 128), 1))

@@ -27,10 +27,16 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   a scatter: the last active lane wins, as in the scalar order).
 * **Calls.** Element-wise LLVM intrinsics become their vector forms; libm functions with a
   glibc libmvec variant of W lanes call it, other pure libm calls run lane by lane.
-* **Declines** (the scalar work-item loop stays): barriers (the step-function regions are
-  not vectorized yet), atomics and fences, private arrays (``alloca``), calls to
-  anything else (printf, helpers), varying vector/struct values, irreducible control
-  flow. The reason is logged (``SPIRVJIT_DEBUG``) and put in the IR (``spirvjit dis``).
+* **Barrier kernels.** Each region of the step function (translate/barriers.py) gets its
+  own clone (``_RegionVectorizer``, ``vectorize_region``): values live across barriers
+  are saved in the frames as plain vectors, and frame arrays that hold the same value in
+  every work-item are read as scalars (``uniform_frame_slots``).
+* **Local memory** is ordinary memory; atomics on it (plain loads and stores on the CPU,
+  marked ``PLAIN_ATOMIC`` by the translator) decline.
+* **Declines** (the scalar work-item loop stays): atomics on local memory, cmpxchg and
+  fences, private arrays (``alloca``), calls to anything else (printf, helpers),
+  varying vector/struct values, irreducible control flow. The reason is logged
+  (``SPIRVJIT_DEBUG``) and put in the IR (``spirvjit dis``).
 
 Results: integer results are bit-exact (same operations per lane; masked-off lanes never
 store, load, divide or branch); floating-point results are identical except where a
@@ -1334,10 +1340,10 @@ class _Vectorizer:
             pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
         if fast is None:
-            return b.load(base, typ=vt, align=align)
+            return self._plain_load(base, vt, align)
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
-                plain = b.load(base, typ=vt, align=align)
+                plain = self._plain_load(base, vt, align)
                 plain_block = b.block
             with otherwise:
                 gathered = self._gather(pointers, full, vt, align)
@@ -1346,6 +1352,26 @@ class _Vectorizer:
         phi.add_incoming(plain, plain_block)
         phi.add_incoming(gathered, gather_block)
         return phi
+
+    def _bytes_type(self, vt):
+        """The vector type W consecutive elements of ``vt``'s type occupy in memory, when
+        it is not ``vt`` itself: an ``i1`` is a byte in memory but a bit in a vector."""
+        elem = vt.element
+        if isinstance(elem, ir.IntType) and elem.width % 8:
+            return self._vec_type(ir.IntType(8 * _abi_size(elem, self.td)))
+        return None
+
+    def _plain_load(self, base, vt, align):
+        wide = self._bytes_type(vt)
+        if wide is None:
+            return self.b.load(base, typ=vt, align=align)
+        return self.b.trunc(self.b.load(base, typ=wide, align=align), vt)
+
+    def _plain_store(self, value, base, align):
+        wide = self._bytes_type(value.type)
+        if wide is not None:
+            value = self.b.zext(value, wide)
+        self.b.store(value, base, align)
 
     def _gather(self, pointers, mask, vt, align):
         elem = _mangle(vt)
@@ -1378,11 +1404,11 @@ class _Vectorizer:
             return None
         base, fast = self._fast_path(pointers, mask, _abi_size(value_op.type, self.td), pointer_op)
         if fast is None:
-            b.store(value, base, align)
+            self._plain_store(value, base, align)
             return None
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
-                b.store(value, base, align)
+                self._plain_store(value, base, align)
             with otherwise:
                 self._scatter(value, pointers, full, align)
         return None
