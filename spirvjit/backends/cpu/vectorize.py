@@ -1507,7 +1507,7 @@ class _RegionVectorizer(_Vectorizer):
                 if getattr(case, "constant", case) == self.state.constant:
                     return [target]
             return [term.default]
-        return _successors(block)
+        return super()._successors(block)
 
     def _aliases(self) -> None:
         super()._aliases()
@@ -1641,10 +1641,12 @@ def _is_type_suffix(part: str) -> bool:
 
 
 def _group_field(gep: ir.GEPInstr) -> int | None:
-    """The context field after the work-item queries that ``gep`` addresses (the group's
-    local memory, its end, the frames' end: the same for every work-item), else None."""
+    """The context field after the work-item queries that ``gep`` addresses when it is
+    the group's local memory, its end or the frames' end (abi._CONTEXT: the same for
+    every work-item), else None. (Not the check table or the stack top: checked mode's
+    reports and generic-pointer tests stay scalar.)"""
     indices = [getattr(i, "constant", None) for i in gep.indices]
-    if len(indices) == 2 and indices[0] == 0 and isinstance(indices[1], int) and indices[1] > 0:
+    if len(indices) == 2 and indices[0] == 0 and indices[1] in (1, 3, 4):
         return indices[1]
     return None
 
