@@ -95,8 +95,19 @@ def read_modify_write(
     if not plain:
         return t.b.atomic_rmw(op, ptr, value, order)
     old = t.b.load(ptr, typ=value.type)
-    t.b.store(_combine(t, op, old, value), ptr)
+    _mark_plain_atomic(t, old, t.b.store(_combine(t, op, old, value), ptr))
     return old
+
+
+# Metadata on the load and store of a plain (local-memory) atomic: work-items must not
+# interleave them, so whole-function vectorization keeps such code lane by lane.
+PLAIN_ATOMIC = "spirvjit.plain_atomic"
+
+
+def _mark_plain_atomic(t: FunctionTranslator, *instructions: ir.Instruction) -> None:
+    node = t.b.module.add_metadata([])
+    for inst in instructions:
+        inst.set_metadata(PLAIN_ATOMIC, node)
 
 
 def _combine(t: FunctionTranslator, op: str, old: ir.Value, value: ir.Value) -> ir.Value:
@@ -128,7 +139,8 @@ def compare_exchange(
     if not plain:
         return t.b.extract_value(t.b.cmpxchg(ptr, expected, value, *orders), 0)
     old = t.b.load(ptr, typ=value.type)
-    t.b.store(t.b.select(t.b.icmp_unsigned("==", old, expected), value, old), ptr)
+    new = t.b.select(t.b.icmp_unsigned("==", old, expected), value, old)
+    _mark_plain_atomic(t, old, t.b.store(new, ptr))
     return old
 
 

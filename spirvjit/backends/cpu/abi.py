@@ -268,18 +268,23 @@ def emit_kernel_wrappers(
             module, kernel, signature, f"{symbol}.wg", checked_abi
         )
     elif signature.barrier_states:
-        # The step function's regions are not vectorized yet (vectorize.py).
-        kernel.wfv_note = "not vectorized across work-items: barriers"
+        wfv_features = None if checked_abi is not None else features
         wg = _emit_stepped_workgroup_function(
-            module, kernel, signature, stepped_workgroup_function(f"{symbol}.run"), checked_abi
+            module,
+            kernel,
+            signature,
+            stepped_workgroup_function(f"{symbol}.run"),
+            checked_abi,
+            _region_bodies(module, kernel, signature.barrier_states + 1, wfv_features),
         )
     else:
+        # Local memory is ordinary memory to the vectorizer; atomics on it (plain loads
+        # and stores on the CPU) make it decline (vectorize.py). Checked mode keeps local
+        # memory kernels scalar (their shadow bookkeeping is per work-item).
         wfv_features = features
-        if any(arg.kind == "local" for arg in signature.args):
-            # Atomics on local memory are plain loads and stores on the CPU (one thread runs
-            # the group's work-items in turn): lanes must not interleave them.
+        if checked_abi is not None and any(arg.kind == "local" for arg in signature.args):
             wfv_features = None
-            kernel.wfv_note = "not vectorized across work-items: local memory"
+            kernel.wfv_note = "not vectorized across work-items: local memory (checked mode)"
         wg = _emit_workgroup_function(
             module, kernel, signature, f"{symbol}.wg", wfv_features, checked_abi is not None
         )
@@ -403,6 +408,43 @@ def _vector_body(
     if config.debug():
         log.info("%s: %s", kernel.name, kernel.wfv_note)
     return (vector, width) if kernel.wfv_note.startswith("vectorized") else (None, 0)
+
+
+def _region_bodies(
+    module: ir.Module, step: ir.Function, regions: int, features: str | None
+) -> tuple[dict[int, ir.Function], int]:
+    """The W-wide clones of a step function's regions (state -> clone; regions the
+    vectorizer declines are missing) and W. The outcome goes where ``_vector_body`` puts a
+    kernel's: the log, ``step.wfv_note`` and IR comments."""
+    if features is None or not wfv.enabled():
+        if not wfv.enabled():
+            step.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
+        return {}, 0
+    width = wfv.width_for(features)
+    bodies, reasons = {}, {}
+    for state in range(regions):
+        try:
+            bodies[state] = wfv.vectorize_region(step, state, width, features, module.data_layout)
+        except wfv.Declined as exc:
+            reasons[state] = " ".join(str(exc).split())
+    entry = step.blocks[0]
+    for state, reason in reversed(reasons.items()):
+        entry.instructions.insert(0, ir.Comment(entry, f"wfv declined region {state}: {reason}"))
+    unlike = dict.fromkeys(reasons.values())
+    if len(unlike) == 1 and not bodies:
+        why = f"{next(iter(unlike))} (every barrier region)"
+    else:
+        why = "; ".join(f"region {state}: {reason}" for state, reason in reasons.items())
+    if bodies:
+        step.wfv_note = (
+            f"vectorized across work-items, {width} per instruction, in {len(bodies)} of"
+            f" {regions} barrier regions" + (f" ({why})" if reasons else "")
+        )
+    else:
+        step.wfv_note = f"not vectorized across work-items: {why}"
+    if config.debug():
+        log.info("%s: %s", step.name, step.wfv_note)
+    return bodies, width
 
 
 def _emit_workgroup_function(
@@ -677,12 +719,15 @@ def _emit_stepped_workgroup_function(
     signature: KernelSignature,
     name: str,
     checked_abi: CpuABI | None = None,
+    vectors: tuple[dict[int, ir.Function], int] = ({}, 0),
 ) -> ir.Function:
     """Runs a barrier kernel's step function region by region.
 
     All work-items are at the same state between regions (OpenCL requires every
     work-item to reach the same barriers); the state is a constant in each region's
-    loop, so after inlining each loop holds only that region's code.
+    loop, so after inlining each loop holds only that region's code. ``vectors``: the
+    W-wide clones of regions (``_region_bodies``) and W; those regions run W x work-items
+    at a time, the rest of each row one by one.
     """
     fn = _workgroup_signature(module, name)
     launch, local_base = fn.args[1], fn.args[5]
@@ -711,6 +756,14 @@ def _emit_stepped_workgroup_function(
         switch.add_case(ir.Constant(ir.IntType(32), number), region)
         b.position_at_end(region)
 
+        if number in vectors[0]:
+            _emit_vector_region(
+                b, ctx, kernel, kernel_args, local_sizes, starts, (frames, items, state),
+                number, vectors[0][number], vectors[1],
+            )  # fmt: skip
+            b.branch(dispatch)
+            continue
+
         def emit(number: int = number) -> None:
             # Checked mode: whether a report was made before this region (see below).
             reported = checks.report_flag(b, checked_abi, ctx) if states is not None else None
@@ -737,6 +790,48 @@ def _emit_stepped_workgroup_function(
     b.position_at_end(done)
     b.ret_void()
     return fn
+
+
+def _emit_vector_region(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    step: ir.Function,
+    kernel_args: list,
+    local_sizes: list,
+    starts: list,
+    frame: tuple,
+    number: int,
+    vector: ir.Function,
+    width: int,
+) -> None:
+    """Region ``number`` of a step function: the z and y loops, and in them the row's x
+    work-items W at a time through ``vector`` (lanes: consecutive x and linear ids from
+    the first lane's), then the rest one by one, inlined: groups narrower than W run
+    only those (an out-of-line call per work-item made a reduction with 4-item groups 2x
+    slower and saved no measurable JIT time). The next state is the last work-item's, as
+    in the scalar loop."""
+    frames, items, state = frame
+    state_arg = ir.Constant(ir.IntType(32), number)
+    outer = _outer_loops(b, ctx, local_sizes, starts)
+    row = b.mul(b.add(b.mul(outer[0].index, local_sizes[1]), outer[1].index), local_sizes[0])
+    w = ir.Constant(I64, width)
+    chunks = b.udiv(local_sizes[0], w)
+
+    def run(body: ir.Function, lx: ir.Value) -> None:
+        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+        b.store(b.add(starts[0], lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        args = [*kernel_args, ctx, frames, b.add(row, lx), items, state_arg]
+        b.store(b.call(body, args), state)
+
+    loop = _Loop(b, chunks, "wfv")
+    run(vector, b.mul(loop.index, w))
+    loop.close(_scalar_loop_metadata(b.module, unroll=True))
+    done = b.mul(chunks, w)
+    loop = _Loop(b, b.sub(local_sizes[0], done), "wfv.rest")
+    run(step, b.add(done, loop.index))
+    loop.close(_scalar_loop_metadata(b.module))
+    for loop in reversed(outer):
+        loop.close()
 
 
 def _emit_wavefront_workgroup_function(

@@ -32,10 +32,15 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
 * **Vector values, private arrays, compare-exchange, atomic loads and stores:** see
   wfv_values.py (structure-of-arrays vectors, interleaved or per-lane private copies,
   lane by lane under the mask).
-* **Declines** (the scalar work-item loop stays): barriers (the step-function regions are
-  not vectorized yet), calls through function pointers, private arrays of run-time size,
-  irreducible control flow. The reason is logged (``SPIRVJIT_DEBUG``) and put in the IR
-  (``spirvjit dis``).
+* **Barrier kernels.** Each region of the step function (translate/barriers.py) gets its
+  own clone (``_RegionVectorizer``, ``vectorize_region``): values live across barriers
+  are saved in the frames as plain vectors, and frame arrays that hold the same value in
+  every work-item are read as scalars (``uniform_frame_slots``).
+* **Local memory** is ordinary memory; atomics on it (plain loads and stores on the CPU,
+  marked ``PLAIN_ATOMIC`` by the translator) decline.
+* **Declines** (the scalar work-item loop stays): atomics on local memory, calls through
+  function pointers, private arrays of run-time size, irreducible control flow. The
+  reason is logged (``SPIRVJIT_DEBUG``) and put in the IR (``spirvjit dis``).
 
 Results: integer results are bit-exact (same operations per lane; masked-off lanes never
 store, load, divide or branch); floating-point results are identical except where a
@@ -54,6 +59,7 @@ from llvmlite import ir
 
 from ...translate.function import overload_suffix
 from ...translate.mathlib import LIBMVEC
+from ...translate.ops_atomic import PLAIN_ATOMIC
 from .wfv_values import _REDUCTIONS, ValueLanes
 
 I1 = ir.IntType(1)
@@ -148,6 +154,78 @@ def vectorize(
     if main_range:
         known[_MAIN_RANGE] = 1
     vectorizer = _Vectorizer(kernel, width, features, known, _target_data(data_layout))
+    return _run(vectorizer, kernel)
+
+
+def vectorize_region(
+    step: ir.Function, state: int, width: int, features: str, data_layout: str
+) -> ir.Function:
+    """The W-wide clone of one region of a barrier kernel's step function
+    (translate/barriers.py): what ``step`` runs from ``state`` to its next barrier or its
+    end (``<name>.wfv.r<state>``, same parameters; it returns the next state of its last
+    lane), or raises Declined."""
+    td = _target_data(data_layout)
+    slots = uniform_frame_slots(step, width, features, data_layout)
+    return _run(_RegionVectorizer(step, width, features, td, state, slots), step)
+
+
+def uniform_frame_slots(
+    step: ir.Function, width: int, features: str, data_layout: str
+) -> frozenset[int]:
+    """The frame arrays of a step function that hold the same value in every work-item of
+    the group (by their offsets, Frame.slot's constant): those that only plain loads and
+    stores address, and every store of which stores a uniform value under a uniform mask
+    (assuming the arrays found so far uniform, to a fixed point). Loop counters, tile
+    offsets and strides saved across barriers are, so a region reads them as scalars:
+    its loops keep scalar tests and its addresses their strides (``sgemm``'s ``t``, a
+    tree reduction's ``stride``). Cached on ``step``."""
+    cached = getattr(step, "wfv_uniform_slots", None)
+    if cached is not None:
+        return cached
+    found: frozenset[int] = frozenset()
+    an = _RegionVectorizer(step, width, features, _target_data(data_layout), None, found)
+    try:
+        an._cfg()
+        an._aliases()
+        an._loops()
+        candidates, escaped = set(), set()
+        for block in an.rpo:
+            for inst in block.instructions:
+                for n, op in enumerate(inst.operands):
+                    key = an._frame_slot(op)
+                    if key is None:
+                        continue
+                    plain = isinstance(inst, ir.LoadInstr) or (
+                        isinstance(inst, ir.StoreInstr) and n == 1
+                    )
+                    (candidates if plain else escaped).add(key)
+        candidates -= escaped
+        while candidates:
+            an.uniform_slots = frozenset(candidates)
+            an._uniformity()
+            varying = set()
+            for block in an.rpo:
+                for inst in block.instructions:
+                    if not isinstance(inst, ir.StoreInstr):
+                        continue
+                    key = an._frame_slot(inst.operands[1])
+                    if key in candidates and (
+                        an.kind[block] == VARYING
+                        or an._resolve(inst.operands[0]) in an.varying
+                        or an._liveout_use(inst.operands[0], block)
+                    ):
+                        varying.add(key)
+            if not varying:
+                break
+            candidates -= varying
+        found = frozenset(candidates)
+    except Declined:
+        found = frozenset()
+    step.wfv_uniform_slots = found
+    return found
+
+
+def _run(vectorizer: _Vectorizer, kernel: ir.Function) -> ir.Function:
     try:
         return vectorizer.run()
     except Exception as exc:
@@ -159,6 +237,18 @@ def vectorize(
         if isinstance(exc, Declined):
             raise
         raise Declined(f"vectorizer error (a spirvjit bug): {type(exc).__name__}: {exc}") from exc
+
+
+_SIZES: dict = {}
+
+
+def _abi_size(ty: ir.Type, td: llvm.TargetData) -> int:
+    """``ty.get_abi_size(td)``, remembered: llvmlite parses a module for each call."""
+    key = (str(ty), id(td))
+    size = _SIZES.get(key)
+    if size is None:
+        size = _SIZES[key] = ty.get_abi_size(td)
+    return size
 
 
 def _successors(block: ir.Block) -> list[ir.Block]:
@@ -204,6 +294,9 @@ class _Loop:
 
 
 class _Vectorizer(ValueLanes):
+    # Whether a function without loops is vectorized in the default mode ("loops").
+    loop_free_too = False
+
     def __init__(self, kernel, width, features, known: dict[int, int], td):
         self.kernel = kernel
         self.W = width
@@ -225,7 +318,7 @@ class _Vectorizer(ValueLanes):
         self._check_instructions()
         self._privates()
         self._loops()
-        if not self.loops and mode() != "all":
+        if not self.loops and mode() != "all" and not self.loop_free_too:
             raise Declined("no loops: LLVM's loop vectorizer widens the work-item loop")
         self._uniformity()
         self._needed()
@@ -350,6 +443,8 @@ class _Vectorizer(ValueLanes):
         pointer = inst.operands[0]
         if not isinstance(pointer, ir.GEPInstr) or pointer.pointer is not self.ctx:
             return False
+        if _group_field(pointer) is not None:
+            return False  # the group's local memory and the like: one per group
         return self._ctx_slot(inst) in (_GLOBAL_ID_X, _LOCAL_ID_X, None)
 
     def _check_instructions(self) -> None:
@@ -372,16 +467,21 @@ class _Vectorizer(ValueLanes):
                 for op in inst.operands:
                     if op is self.ctx and not isinstance(inst, ir.GEPInstr) and not lanes:
                         raise Declined("the work-item context escapes")
+                if isinstance(inst, ir.LoadInstr | ir.StoreInstr) and PLAIN_ATOMIC in getattr(
+                    inst, "metadata", {}
+                ):
+                    # Atomics on local memory are plain loads and stores on the CPU (one
+                    # thread runs the group's work-items in turn): lanes must not
+                    # interleave them.
+                    raise Declined("atomic on local memory")
                 if isinstance(inst, ir.GEPInstr) and inst.pointer is self.ctx:
                     indices = [getattr(i, "constant", None) for i in inst.indices]
-                    if len(indices) != 3 or None in indices:
+                    if _group_field(inst) is None and (
+                        len(indices) != 3 or None in indices or indices[:2] != [0, 0]
+                    ):
                         # get_global_id(d) with d known only at run time: the context
                         # holds the first lane's ids only.
                         raise Declined("a work-item query with a run-time dimension")
-                    if indices[:2] != [0, 0]:
-                        # The group's local memory: its atomics are plain loads and stores
-                        # on the CPU (one thread runs the group's work-items in turn).
-                        raise Declined("local memory")
 
     def _call_kind(self, call) -> tuple[str, object]:
         callee = call.callee
@@ -463,17 +563,21 @@ class _Vectorizer(ValueLanes):
         self.header_loop = {loop.header: loop for loop in loops}
 
     def _loops_of(self, block) -> list:
-        out, loop = [], self.loop_of.get(block)
-        while loop is not None:
-            out.append(loop)
-            loop = loop.parent
+        cache = self.__dict__.setdefault("_loops_of_cache", {})
+        out = cache.get(block)
+        if out is None:
+            out, loop = [], self.loop_of.get(block)
+            while loop is not None:
+                out.append(loop)
+                loop = loop.parent
+            cache[block] = out
         return out
 
     def _defined_block(self, value):
         return value.parent if isinstance(value, ir.Instruction) else None
 
     def _uniformity(self) -> None:
-        varying: set = set()
+        varying: set = set(self._varying_arguments())
         full_blocks = {b for b in self.postdominates_entry if b not in self.loop_of}
         full_blocks.add(self.entry)
 
@@ -488,7 +592,10 @@ class _Vectorizer(ValueLanes):
                     return k
                 return VARYING if cond in varying else UNIFORM
             if isinstance(term, ir.SwitchInstr):
-                return VARYING if self._resolve(term.value) in varying else UNIFORM
+                value = self._resolve(term.value)
+                if isinstance(value, ir.Constant):
+                    return k
+                return VARYING if value in varying else UNIFORM
             return k
 
         def operand_varying(op, use_block) -> bool:
@@ -537,7 +644,7 @@ class _Vectorizer(ValueLanes):
                             if edge_kind(pred, b) == VARYING or operand_varying(value, b):
                                 is_var = True
                                 break
-                    elif not isinstance(inst, ir.Terminator):
+                    elif not isinstance(inst, ir.Terminator) and not self._uniform_load(inst):
                         is_var = any(operand_varying(op, b) for op in inst.operands)
                     if is_var:
                         varying.add(inst)
@@ -610,7 +717,7 @@ class _Vectorizer(ValueLanes):
         """Per varying integer/pointer value: its change from one lane to the next (in
         units of the value; bytes for pointers), or None. A hint: every access that
         relies on it checks the addresses at run time."""
-        stride: dict = {}
+        stride: dict = {arg: 1 for arg in self._varying_arguments()}
         unset = object()
 
         def of(value):
@@ -620,7 +727,7 @@ class _Vectorizer(ValueLanes):
             return stride.get(value, unset)
 
         def size(ty) -> int:
-            return ty.get_abi_size(self.td)
+            return _abi_size(ty, self.td)
 
         for _ in range(4):
             for block in self.rpo:
@@ -711,7 +818,7 @@ class _Vectorizer(ValueLanes):
 
     def _emit(self) -> ir.Function:
         k = self.kernel
-        fn = ir.Function(self.module, k.function_type, f"{k.name}.wfv")
+        fn = ir.Function(self.module, k.function_type, self._clone_name())
         fn.linkage = "internal"
         fn.attributes.add("alwaysinline")
         self.fn = fn
@@ -722,9 +829,35 @@ class _Vectorizer(ValueLanes):
         self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
         self.current_block = self.entry
         self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
+        for arg in self._varying_arguments():  # lane i: the first lane's value + i
+            self.vmap[arg] = self.b.add(self._splat(self.vmap[arg]), self.iota)
         self._emit_nodes(self._order(set(self.rpo), self.entry, None))
-        self.b.ret_void()
+        self._return()
         return fn
+
+    # Hooks of step-function regions (_RegionVectorizer) -------------------------------
+
+    def _clone_name(self) -> str:
+        return f"{self.kernel.name}.wfv"
+
+    def _varying_arguments(self) -> list:
+        """i64 arguments that are the first lane's value of a per-lane id (+1 per lane)."""
+        return []
+
+    def _returned(self, block, mask) -> None:
+        """After ``block`` ran under ``mask``: what its ``ret`` returns (kernels: nothing)."""
+
+    def _return(self) -> None:
+        self.b.ret_void()
+
+    def _proven_consecutive(self, pointer) -> bool:
+        """Whether ``pointer``'s lanes are consecutive by construction (no check)."""
+        return False
+
+    def _uniform_load(self, inst) -> bool:
+        """Whether load ``inst`` reads the same value in every lane from per-lane addresses
+        (a saved value that is the same in every work-item): lane 0's element is read."""
+        return False
 
     def _order(self, blocks: set, entry, loop) -> list:
         """Topological order of ``blocks`` (one loop level: inner loops are one node)."""
@@ -883,6 +1016,7 @@ class _Vectorizer(ValueLanes):
             wide = bool(outside) or value in self.varying
         elif isinstance(value, ir.Argument):
             found = self.vmap[value]
+            wide = value in self.varying  # a region's linear id (_varying_arguments)
         else:
             found = value
         if vector and not wide:
@@ -922,6 +1056,7 @@ class _Vectorizer(ValueLanes):
                 phi.add_incoming(value, end)
                 phi.add_incoming(ir.Constant(value.type, ir.Undefined), before)
                 self.vmap[inst] = phi
+        self._returned(block, mask)
         self._edge_masks(block, mask)
 
     def _edge_masks(self, block, mask) -> None:
@@ -1175,7 +1310,7 @@ class _Vectorizer(ValueLanes):
         return inst
 
     def _consecutive(self, pointer_value, element_type) -> bool:
-        return self.stride.get(self._resolve(pointer_value)) == element_type.get_abi_size(self.td)
+        return self.stride.get(self._resolve(pointer_value)) == _abi_size(element_type, self.td)
 
     def _root(self, pointer):
         """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
@@ -1197,7 +1332,11 @@ class _Vectorizer(ValueLanes):
         b = self.b
         base = b.extract_element(pointers, ir.Constant(I32, 0))
         consecutive = None
-        if pointer_op is not None:
+        if pointer_op is not None and self._proven_consecutive(self._resolve(pointer_op)):
+            if mask is None:
+                return base, None  # no check: a plain vector access
+            consecutive = ir.Constant(I1, 1)
+        elif pointer_op is not None:
             consecutive = self._root_check(self._resolve(pointer_op), size)
         if consecutive is None:
             consecutive = self._consecutive_check(pointers, size)
@@ -1239,7 +1378,7 @@ class _Vectorizer(ValueLanes):
             and self._resolve(pointer.pointer) not in self.varying
         ):
             index = self._resolve(pointer.indices[0])
-            scale = pointer.source_etype.get_abi_size(self.td)
+            scale = _abi_size(pointer.source_etype, self.td)
             while (
                 isinstance(index, ir.Instruction)
                 and index.opname in ("add", "sub")
@@ -1263,9 +1402,10 @@ class _Vectorizer(ValueLanes):
             first = b.load(self._value(inst.operands[0], block, False), typ=I64)
             return b.add(self._splat(first), self.iota)
         if inst not in self.varying:
-            return b.load(
-                self._value(inst.operands[0], block, False), typ=inst.type, align=inst.align
-            )
+            pointer = self._value(inst.operands[0], block, False)
+            if isinstance(pointer.type, ir.VectorType):  # _uniform_load: lane 0's element
+                pointer = b.extract_element(pointer, ir.Constant(I32, 0))
+            return b.load(pointer, typ=inst.type, align=inst.align)
         if isinstance(inst.type, ir.VectorType):
             return self._load_vector(inst, block, mask)
         if self.private:
@@ -1276,16 +1416,18 @@ class _Vectorizer(ValueLanes):
             raise Declined(f"a varying load of {inst.type}")
         pointers = self._value(inst.operands[0], block, True)
         vt = self._vec_type(inst.type)
-        align = inst.align or inst.type.get_abi_size(self.td)
+        align = inst.align or _abi_size(inst.type, self.td)
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
         if not self._consecutive(inst.operands[0], inst.type):
             return self._gather(pointers, full, vt, align)
         base, fast = self._fast_path(
-            pointers, mask, inst.type.get_abi_size(self.td), inst.operands[0]
+            pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
+        if fast is None:
+            return self._plain_load(base, vt, align)
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
-                plain = b.load(base, typ=vt, align=align)
+                plain = self._plain_load(base, vt, align)
                 plain_block = b.block
             with otherwise:
                 gathered = self._gather(pointers, full, vt, align)
@@ -1294,6 +1436,26 @@ class _Vectorizer(ValueLanes):
         phi.add_incoming(plain, plain_block)
         phi.add_incoming(gathered, gather_block)
         return phi
+
+    def _bytes_type(self, vt):
+        """The vector type W consecutive elements of ``vt``'s type occupy in memory, when
+        it is not ``vt`` itself: an ``i1`` is a byte in memory but a bit in a vector."""
+        elem = vt.element
+        if isinstance(elem, ir.IntType) and elem.width % 8:
+            return self._vec_type(ir.IntType(8 * _abi_size(elem, self.td)))
+        return None
+
+    def _plain_load(self, base, vt, align):
+        wide = self._bytes_type(vt)
+        if wide is None:
+            return self.b.load(base, typ=vt, align=align)
+        return self.b.trunc(self.b.load(base, typ=wide, align=align), vt)
+
+    def _plain_store(self, value, base, align):
+        wide = self._bytes_type(value.type)
+        if wide is not None:
+            value = self.b.zext(value, wide)
+        self.b.store(value, base, align)
 
     def _gather(self, pointers, mask, vt, align):
         elem = _mangle(vt)
@@ -1312,7 +1474,7 @@ class _Vectorizer(ValueLanes):
         value_op, pointer_op = inst.operands
         ptr_varying = self._resolve(pointer_op) in self.varying
         val_varying = self._resolve(value_op) in self.varying or self._liveout_use(value_op, block)
-        align = inst.align or value_op.type.get_abi_size(self.td)
+        align = inst.align or _abi_size(value_op.type, self.td)
         if not ptr_varying and not val_varying:
             b.store(
                 self._value(value_op, block, False), self._value(pointer_op, block, False), align
@@ -1330,12 +1492,13 @@ class _Vectorizer(ValueLanes):
         if not ptr_varying or not self._consecutive(pointer_op, value_op.type):
             self._scatter(value, pointers, full, align)
             return None
-        base, fast = self._fast_path(
-            pointers, mask, value_op.type.get_abi_size(self.td), pointer_op
-        )
+        base, fast = self._fast_path(pointers, mask, _abi_size(value_op.type, self.td), pointer_op)
+        if fast is None:
+            self._plain_store(value, base, align)
+            return None
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
-                b.store(value, base, align)
+                self._plain_store(value, base, align)
             with otherwise:
                 self._scatter(value, pointers, full, align)
         return None
@@ -1419,6 +1582,140 @@ class _Vectorizer(ValueLanes):
         return result
 
 
+class _RegionVectorizer(_Vectorizer):
+    """One region of a step function: the blocks that state ``state`` reaches from the
+    dispatch ``switch`` on the state parameter up to the ``ret``s of the next barriers
+    (or the end). The step function's parameters after the kernel's: the context, the
+    work-item frames, the linear id, the number of work-items, the state. The frames hold
+    one array per saved value with consecutive work-items at consecutive addresses
+    (translate/function.Frame), and a chunk's lanes have consecutive linear ids, so the
+    values live across barriers are saved and reloaded as plain vectors. Every lane of a
+    well-formed kernel returns the same state; the clone returns its last lane's, as the
+    scalar loop leaves the last work-item's.
+
+    Loop-free regions are vectorized too (``loop_free_too``): LLVM's loop vectorizer does
+    not replace it there as it does for loop-free kernels (measured: the tile loads of
+    ``sgemm``, a tree reduction's steps; frame values saved as plain vectors)."""
+
+    loop_free_too = True
+
+    def __init__(self, step, width, features, td, state: int | None, uniform_slots=frozenset()):
+        super().__init__(step, width, features, {}, td)
+        self.ctx, self.frames, self.linear, self.items, self.state_arg = step.args[-5:]
+        # None: the whole step function (uniform_frame_slots's analysis).
+        self.state = None if state is None else ir.Constant(self.state_arg.type, state)
+        self.uniform_slots = uniform_slots
+        self.ret_acc = None
+
+    def _successors(self, block):
+        term = block.terminator
+        if (
+            isinstance(term, ir.SwitchInstr)
+            and term.value is self.state_arg
+            and self.state is not None
+        ):
+            for case, target in term.cases:
+                if getattr(case, "constant", case) == self.state.constant:
+                    return [target]
+            return [term.default]
+        return super()._successors(block)
+
+    def _aliases(self) -> None:
+        super()._aliases()
+        if self.state is not None:
+            self.alias[self.state_arg] = self.state
+
+    def _frame_slot(self, pointer) -> int | None:
+        """The frame array whose work-item element ``pointer`` is, ``frames + (C * items +
+        linear * size)`` (Frame.slot), as C; else None."""
+        pointer = self._resolve(pointer)
+        if (
+            not isinstance(pointer, ir.GEPInstr)
+            or pointer.pointer is not self.frames
+            or len(pointer.indices) != 1
+        ):
+            return None
+        index = self._resolve(pointer.indices[0])
+        if not isinstance(index, ir.Instruction) or index.opname != "add":
+            return None
+        start, element = (self._resolve(op) for op in index.operands)
+        offset = _scaled(start, self.items)
+        return offset if offset is not None and _scaled(element, self.linear) else None
+
+    def _uniform_load(self, inst) -> bool:
+        return (
+            isinstance(inst, ir.LoadInstr)
+            and bool(self.uniform_slots)
+            and self._frame_slot(inst.operands[0]) in self.uniform_slots
+        )
+
+    def _clone_name(self) -> str:
+        return f"{self.kernel.name}.wfv.r{self.state.constant}"
+
+    def _varying_arguments(self) -> list:
+        return [self.linear]
+
+    def _returned(self, block, mask) -> None:
+        term = block.terminator
+        if not isinstance(term, ir.Ret) or term.return_value is None:
+            return
+        value = self._value(term.return_value, block, True)
+        if self.ret_acc is None or mask is None:
+            self.ret_acc = value
+            return
+        if isinstance(mask.type, ir.VectorType):
+            mask = self._splat(mask)
+        self.ret_acc = self.b.select(mask, value, self.ret_acc)
+
+    def _return(self) -> None:
+        if self.ret_acc is None:
+            raise Declined("a region that does not return")
+        self.b.ret(self.b.extract_element(self.ret_acc, ir.Constant(I32, self.W - 1)))
+
+    def _proven_consecutive(self, pointer) -> bool:
+        """A frame element, ``frames + (uniform + linear * size)`` (Frame.slot): the
+        lanes' linear ids are consecutive, in i64, so their addresses are too."""
+        if not isinstance(pointer, ir.GEPInstr) or len(pointer.indices) != 1:
+            return False
+        if self._resolve(pointer.pointer) in self.varying:
+            return False
+        index = self._resolve(pointer.indices[0])
+        scaled = False
+        while (
+            isinstance(index, ir.Instruction)
+            and index.type == I64
+            and index.opname in ("add", "sub", "mul", "shl")
+        ):
+            a, c = (self._resolve(op) for op in index.operands[:2])
+            if index.opname == "add" and a not in self.varying:
+                index = c
+            elif index.opname in ("add", "sub") and c not in self.varying:
+                index = a
+            elif index.opname in ("mul", "shl") and not scaled:
+                if isinstance(c, ir.Constant):
+                    index = a
+                elif index.opname == "mul" and isinstance(a, ir.Constant):
+                    index = c
+                else:
+                    return False
+                scaled = True
+            else:
+                break
+        return index is self.linear
+
+
+def _scaled(value, factor) -> int | None:
+    """C where ``value`` is ``mul C, factor`` or ``mul factor, C`` (C a constant)."""
+    if not isinstance(value, ir.Instruction) or value.opname != "mul":
+        return None
+    a, c = value.operands
+    if c is factor and isinstance(a, ir.Constant) and isinstance(a.constant, int):
+        return a.constant
+    if a is factor and isinstance(c, ir.Constant) and isinstance(c.constant, int):
+        return c.constant
+    return None
+
+
 _OTHER_LIBM = {
     "fmodf", "fmod", "remainderf", "remainder", "fdimf", "fdim", "logbf", "logb",
     "lgammaf", "lgamma", "tgammaf", "tgamma", "nextafterf", "nextafter", "cbrtf", "cbrt",
@@ -1452,6 +1749,17 @@ def _is_type_suffix(part: str) -> bool:
     if part.startswith("v") and any(part.endswith(t) for t in ("f32", "f64", "f16", "p0")):
         return True
     return (part.startswith("i") or part.startswith("v")) and part.lstrip("vi0123456789x") == ""
+
+
+def _group_field(gep: ir.GEPInstr) -> int | None:
+    """The context field after the work-item queries that ``gep`` addresses when it is
+    the group's local memory, its end or the frames' end (abi._CONTEXT: the same for
+    every work-item), else None. (Not the check table or the stack top: checked mode's
+    reports and generic-pointer tests stay scalar.)"""
+    indices = [getattr(i, "constant", None) for i in gep.indices]
+    if len(indices) == 2 and indices[0] == 0 and indices[1] in (1, 3, 4):
+        return indices[1]
+    return None
 
 
 def context_slot(pointer: ir.Value, ctx: ir.Value) -> int | None:

@@ -348,6 +348,8 @@ class ValueLanes:
         if not self._vector_access_ok(ty) or not self._consecutive(inst.operands[0], ty):
             return gather()
         base, fast = self._fast_path(pointers, mask, ty.get_abi_size(self.td), inst.operands[0])
+        if fast is None:  # consecutive by construction (a barrier region's frame)
+            return self._from_lanes(b.load(base, typ=wide_ty, align=align), n)
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 plain = self._from_lanes(b.load(base, typ=wide_ty, align=align), n)
@@ -387,6 +389,9 @@ class ValueLanes:
             scatter()
             return None
         base, fast = self._fast_path(pointers, mask, ty.get_abi_size(self.td), pointer_op)
+        if fast is None:  # consecutive by construction (a barrier region's frame)
+            b.store(lanes, base, align)
+            return None
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
                 b.store(lanes, base, align)
