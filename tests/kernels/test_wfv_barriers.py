@@ -470,3 +470,47 @@ def test_float4_values_saved_across_barriers(monkeypatch, producer):
     v = vel[:, :3] + acc * dt
     np.testing.assert_allclose(results[0][1][:, :3], v, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(results[0][0][:, :3], pos[:, :3] + v * dt, rtol=1e-4, atol=1e-5)
+
+
+CONSTANT_SWITCH = r"""
+kernel void constant_switch(global uint *gat)
+{
+    uint gid = get_global_id(0), lid = get_local_id(0);
+    local uint lm[16];
+    switch (2147483648U ^ convert_uint_rtn(7U)) {  /* no case matches, no default */
+    case 0U:
+    case 7U:
+        atomic_add(&gat[0], 1U);
+        break;
+    case 30U:
+        atomic_add(&gat[1], 1U);
+        break;
+    case 4294967294U:
+        atomic_add(&gat[2], 1U);
+    }
+    lm[lid] = gid;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    gat[4 + gid] = lm[15 - lid];
+}
+"""
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_switch_on_a_constant_runs_no_case(monkeypatch, producer):
+    """Differential-tester finding (seed 23405, kernel 4): clang-15 + llvm-spirv leave
+    ``switch (C ^ convert_uint_rtn(7))`` with a condition the vectorizer folds to a
+    constant. Every edge of a constant switch had the block's own (full) kind, so each
+    case ran for every lane; now only the edge the constant takes is kept."""
+    from harness import translator_missing
+
+    if producer == "translator" and translator_missing():
+        pytest.skip(translator_missing())
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl(CONSTANT_SWITCH, producer=producer)
+    gat = np.zeros(4 + 32, np.uint32)
+    program.kernel("constant_switch")(gat, global_size=32, local_size=16)
+    note = program.translation().kernel_functions["constant_switch"].wfv_note
+    assert note.startswith("vectorized"), note
+    np.testing.assert_array_equal(gat[:4], 0)
+    np.testing.assert_array_equal(gat[4:], np.arange(32) // 16 * 16 + 15 - np.arange(32) % 16)

@@ -334,6 +334,16 @@ class _Vectorizer(ValueLanes):
             cond = self._resolve(term.operands[0])
             if isinstance(cond, ir.Constant) and isinstance(cond.constant, int):
                 return [found[0] if cond.constant else found[1]]
+        if isinstance(term, ir.SwitchInstr):
+            # As edge_kind says, every edge of a constant switch has the block's own kind:
+            # only the edge it takes may stay (a FULL edge into every case ran them all).
+            value = self._resolve(term.value)
+            if isinstance(value, ir.Constant) and isinstance(value.constant, int):
+                bits = (1 << value.type.width) - 1
+                for case, target in term.cases:
+                    if (getattr(case, "constant", case) - value.constant) & bits == 0:
+                        return [target]
+                return [term.default]
         return found
 
     def _cfg(self) -> None:
