@@ -1163,7 +1163,7 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     chunk = b.load(_launch_word(b, launch, "groups_per_chunk"), typ=I64)
     local_y = b.load(_launch_word(b, launch, "local_size", 1), typ=I64)
     tall = b.icmp_unsigned(">", local_y, ir.Constant(I64, 1))
-    band = b.select(tall, ir.Constant(I64, GROUP_BAND), groups_x)  # groups_x: row-major
+    band = ir.Constant(I64, GROUP_BAND)
     claim = fn.append_basic_block("claim")
     work = fn.append_basic_block("work")
     done = fn.append_basic_block("done")
@@ -1175,7 +1175,21 @@ def _emit_runner(module: ir.Module, wg: ir.Function, name: str) -> ir.Function:
     end = b.add(start, chunk)
     end = b.select(b.icmp_unsigned("<", end, total), end, total)
     loop = _Loop(b, b.sub(end, start), "g")
-    gx, gy, gz = _group_of_index(b, b.add(start, loop.index), groups_x, groups_y, band)
+    index = b.add(start, loop.index)
+    # Row-major (one-row groups) keeps its own two divisions: the banded mapping's extra
+    # 64-bit divisions per group cost a many-group streaming launch about a millisecond.
+    with b.if_else(tall) as (banded, row_major):
+        with banded:
+            banded_ids = _group_of_index(b, index, groups_x, groups_y, band)
+            banded_block = b.block
+        with row_major:
+            rest = b.udiv(index, groups_x)
+            row_ids = (b.urem(index, groups_x), b.urem(rest, groups_y), b.udiv(rest, groups_y))
+            row_block = b.block
+    gx, gy, gz = [b.phi(I64) for _ in range(3)]
+    for phi, banded_id, row_id in zip((gx, gy, gz), banded_ids, row_ids, strict=True):
+        phi.add_incoming(banded_id, banded_block)
+        phi.add_incoming(row_id, row_block)
     # Before each group: an abandoned launch (Ctrl-C) starts no more groups.
     aborted = b.load_atomic(_launch_word(b, launch, "abort"), "monotonic", 8, typ=I64)
     with b.if_then(b.icmp_signed("==", aborted, ir.Constant(I64, 0)), likely=True):
