@@ -1433,18 +1433,28 @@ class _Vectorizer(ValueLanes):
         base, fast = self._fast_path(
             pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
+        return self._fast_or_not(
+            fast,
+            lambda: self._plain_load(base, vt, align),
+            lambda: self._gather(pointers, full, vt, align),
+        )
+
+    def _fast_or_not(self, fast, plain, other):
+        """``plain()`` where ``fast`` (from _fast_path) holds, else ``other()``; None:
+        consecutive by construction, ``plain()`` only. A load's two results meet in a phi."""
         if fast is None:
-            return self._plain_load(base, vt, align)
+            return plain()
+        b = self.b
         with b.if_else(fast, likely=True) as (then, otherwise):
             with then:
-                plain = self._plain_load(base, vt, align)
-                plain_block = b.block
+                first, first_block = plain(), b.block
             with otherwise:
-                gathered = self._gather(pointers, full, vt, align)
-                gather_block = b.block
-        phi = b.phi(vt)
-        phi.add_incoming(plain, plain_block)
-        phi.add_incoming(gathered, gather_block)
+                second, second_block = other(), b.block
+        if first is None or isinstance(first.type, ir.VoidType):  # a store
+            return None
+        phi = b.phi(first.type)
+        phi.add_incoming(first, first_block)
+        phi.add_incoming(second, second_block)
         return phi
 
     def _bytes_type(self, vt):
@@ -1503,14 +1513,11 @@ class _Vectorizer(ValueLanes):
             self._scatter(value, pointers, full, align)
             return None
         base, fast = self._fast_path(pointers, mask, _abi_size(value_op.type, self.td), pointer_op)
-        if fast is None:
-            self._plain_store(value, base, align)
-            return None
-        with b.if_else(fast, likely=True) as (then, otherwise):
-            with then:
-                self._plain_store(value, base, align)
-            with otherwise:
-                self._scatter(value, pointers, full, align)
+        self._fast_or_not(
+            fast,
+            lambda: self._plain_store(value, base, align),
+            lambda: self._scatter(value, pointers, full, align),
+        )
         return None
 
     def _liveout_use(self, value, block) -> bool:

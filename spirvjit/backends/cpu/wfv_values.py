@@ -348,19 +348,9 @@ class ValueLanes:
         if not self._vector_access_ok(ty) or not self._consecutive(inst.operands[0], ty):
             return gather()
         base, fast = self._fast_path(pointers, mask, ty.get_abi_size(self.td), inst.operands[0])
-        if fast is None:  # consecutive by construction (a barrier region's frame)
-            return self._from_lanes(b.load(base, typ=wide_ty, align=align), n)
-        with b.if_else(fast, likely=True) as (then, otherwise):
-            with then:
-                plain = self._from_lanes(b.load(base, typ=wide_ty, align=align), n)
-                plain_block = b.block
-            with otherwise:
-                gathered = gather()
-                gather_block = b.block
-        phi = b.phi(wide_ty)
-        phi.add_incoming(plain, plain_block)
-        phi.add_incoming(gathered, gather_block)
-        return phi
+        return self._fast_or_not(
+            fast, lambda: self._from_lanes(b.load(base, typ=wide_ty, align=align), n), gather
+        )
 
     def _store_vector(self, inst, block, mask):
         b = self.b
@@ -389,14 +379,7 @@ class ValueLanes:
             scatter()
             return None
         base, fast = self._fast_path(pointers, mask, ty.get_abi_size(self.td), pointer_op)
-        if fast is None:  # consecutive by construction (a barrier region's frame)
-            b.store(lanes, base, align)
-            return None
-        with b.if_else(fast, likely=True) as (then, otherwise):
-            with then:
-                b.store(lanes, base, align)
-            with otherwise:
-                scatter()
+        self._fast_or_not(fast, lambda: b.store(lanes, base, align), scatter)
         return None
 
     # ----- private variables -----------------------------------------------------------
