@@ -304,9 +304,31 @@ def _lljit_machine(target: Target) -> llvm.TargetMachine:
 
 @functools.cache
 def _lljit(target: Target) -> llvm.LLJIT:
-    """The LLJIT for code that stays loaded as long as the process (the crash handler):
+    """The LLJIT for code that stays loaded as long as the process (crash handler, pool):
     it is never retired, so nothing else is linked into it."""
     return _new_lljit(target)
+
+
+def load_runtime_module(ir_text: str, label: str, symbols: tuple[str, ...]):
+    """Compiles ``ir_text`` (a module of the runtime's own, without triple or data layout)
+    for the host and links it for the rest of the process; returns the tracker, whose
+    ``[symbol]`` gives the address of each exported ``symbols``. Unoptimized: these are
+    small helpers (the thread pool, the crash handler) paid for at first use, and
+    optimizing them would cost more than it saves."""
+    from ...target import host_target
+    from ...translate.kernel_ir import parse_ir
+
+    target = host_target()
+    machine = llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.arch, features=target.features, opt=0, reloc="pic", codemodel="default"
+    )
+    header = f'target triple = "{target.triple}"\ntarget datalayout = "{machine.target_data}"\n'
+    obj = emit_object(parse_ir(header + ir_text, label), target, machine)
+    builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
+    for symbol in symbols:
+        builder.export_symbol(symbol)
+    with _jit_lock:
+        return builder.link(_lljit(target), unique_library_name(f"spirvjit.{label}"))
 
 
 # Memory: ORC cannot remove a JIT library from its session. Dropping a library's tracker

@@ -147,31 +147,16 @@ class CrashReporter:
     """The JIT-compiled handler and its message buffer (one per process)."""
 
     def __init__(self) -> None:
-        from llvmlite import binding as llvm
-
-        from ...target import host_target
-        from ...translate.kernel_ir import parse_ir
         from . import codegen
 
-        target = host_target()
         text = _IR.format(action=_SIGACTION_BYTES, sigbus=signal.SIGBUS)
-        machine = codegen.target_machine(target)
-        header = f'target triple = "{target.triple}"\ntarget datalayout = "{machine.target_data}"\n'
-        module = parse_ir(header + text, "crash handler")
-        obj = codegen.emit_object(module, target)
         symbols = (
             "spirvjit_crash_handler",
             "spirvjit_crash_info",
             "spirvjit_crash_slots",
             "spirvjit_crash_previous",
         )
-        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for symbol in symbols:
-            builder.export_symbol(symbol)
-        with codegen._jit_lock:
-            self._tracker = builder.link(
-                codegen._lljit(target), codegen.unique_library_name("spirvjit.crash")
-            )
+        self._tracker = codegen.load_runtime_module(text, "crash", symbols)
         self.handler = self._tracker["spirvjit_crash_handler"]
         self.info = ctypes.c_int64.from_address(self._tracker["spirvjit_crash_info"])
         self.slots = ctypes.c_int64.from_address(self._tracker["spirvjit_crash_slots"])

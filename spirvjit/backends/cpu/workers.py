@@ -226,10 +226,6 @@ class NativeFunctions:
     """The JIT-compiled pool functions (one copy per process, never unloaded)."""
 
     def __init__(self) -> None:
-        from llvmlite import binding as llvm
-
-        from ...target import host_target
-        from ...translate.kernel_ir import parse_ir
         from . import codegen
 
         machine_name = platform.machine().lower()
@@ -241,23 +237,8 @@ class NativeFunctions:
             wait_op=_FUTEX_WAIT_PRIVATE,
             wake_op=_FUTEX_WAKE_PRIVATE,
         )
-        target = host_target()
-        # Without optimization: a third of the time to emit (~15 ms on a loaded machine,
-        # paid at the first multi-threaded launch), and nothing here is worth optimizing.
-        tm = llvm.Target.from_triple(target.triple).create_target_machine(
-            cpu=target.arch, features=target.features, opt=0, reloc="pic", codemodel="default"
-        )
-        header = f'target triple = "{target.triple}"\ntarget datalayout = "{tm.target_data}"\n'
-        module = parse_ir(header + text, "thread pool")
-        obj = codegen.emit_object(module, target, tm)
         names = ("spirvjit_pool_worker", "spirvjit_pool_start", "spirvjit_pool_wait")
-        builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
-        for name in names:
-            builder.export_symbol(name)
-        with codegen._jit_lock:
-            self._tracker = builder.link(
-                codegen._lljit(target), codegen.unique_library_name("spirvjit.pool")
-            )
+        self._tracker = codegen.load_runtime_module(text, "pool", names)
         state = ctypes.POINTER(PoolState)
         self.worker = ctypes.CFUNCTYPE(None, state, ctypes.c_int64)(
             self._tracker["spirvjit_pool_worker"]
