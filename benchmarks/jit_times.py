@@ -12,9 +12,15 @@ after a tiny kernel has paid the process's one-time LLVM set-up,
 in CPU time (``time.process_time`` around ``Kernel.compile()``: the optimizer runs in
 the compiling process for a process's first modules, see codegen.IN_PROCESS_OPTIMIZATIONS),
 median per kernel, with the CPU time of each stage. CPU time, not wall time: on a loaded
-machine wall time measures the neighbours.
+machine wall time measures the neighbours. The time starts at the SPIR-V: reading it and
+making the ``Program`` count (a barrier kernel's program is translated there, since its
+signature needs the translation), clang's OpenCL C -> SPIR-V does not.
 
     python3 benchmarks/jit_times.py --suite [--runs 5] [--kernels sgemm,reduction]
+
+``--passes N``: also the N LLVM passes that took the most CPU time per kernel (LLVM's own
+pass timers, from the last run). ``SPIRVJIT_OPT_LEVEL=1|2|3`` in the environment forces
+the pipeline level (see spirvjit/config.py).
 """
 
 from __future__ import annotations
@@ -45,13 +51,18 @@ def sources() -> list[tuple[str, str, tuple[str, ...]]]:
     return found
 
 
-def one_suite_kernel(name: str) -> dict:
+def one_suite_kernel(name: str, passes: int = 0) -> dict:
     """In this (fresh) process: kernel ``name`` of the benchmark suite compiled once;
-    CPU milliseconds in all and per stage."""
+    CPU milliseconds in all and per stage (and the ``passes`` slowest LLVM passes)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from cases import CASES as SUITE
 
     from spirvjit import jit
+    from spirvjit.program import Program
+
+    timings: list[str] = []
+    if passes:
+        _time_passes(timings)
 
     stages: dict[str, float] = {}
     run = jit.StageTimes.run
@@ -67,17 +78,53 @@ def one_suite_kernel(name: str) -> dict:
     # are paid once per process, not per kernel: a tiny kernel pays them first.
     warm = spirvjit.compile_opencl("kernel void warm_up(global int* p) { p[0] = 1; }")
     warm.kernel("warm_up").compile()
-    jit.StageTimes.run = timed
     case = SUITE[name]
-    program = spirvjit.compile_opencl(case.source, case.options)
-    kernel = program.kernel(name)
+    source_program = spirvjit.compile_opencl(case.source, case.options)
+    jit.StageTimes.run = timed
     start, wall = time.process_time(), time.perf_counter()
+    # From the SPIR-V: the same Program compile_opencl makes, without the source cache.
+    program = Program(source_program.spirv, name=name, options=source_program.options)
+    # Reading the SPIR-V and the entry points (a translation there is its own stage).
+    stages["program"] = (time.process_time() - start) * 1e3 - stages.get("translate", 0.0)
+    kernel = program.kernel(name)
     kernel.compile()
     cpu_ms = (time.process_time() - start) * 1e3
-    return {"cpu_ms": cpu_ms, "wall_ms": (time.perf_counter() - wall) * 1e3, "stages": stages}
+    result = {"cpu_ms": cpu_ms, "wall_ms": (time.perf_counter() - wall) * 1e3, "stages": stages}
+    if timings:
+        result["passes"] = _slowest_passes(timings[-1], passes)
+    return result
 
 
-def suite(runs: int, only: list[str]) -> int:
+def _time_passes(reports: list[str]) -> None:
+    """Makes the CPU backend's pipeline runs collect LLVM's pass timers into ``reports``."""
+    import llvmlite.binding as llvm
+
+    from spirvjit.backends.cpu import codegen
+
+    def timed(module, target, speed_level, loop_vectorization):
+        pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+        pto.loop_vectorization = loop_vectorization
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(codegen.target_machine(target), pto)
+        pb.start_pass_timing()
+        pb.getModulePassManager().run(module, pb)
+        reports.append(pb.finish_pass_timing())
+
+    codegen._run_pipeline = timed
+
+
+def _slowest_passes(report: str, count: int) -> list[tuple[str, float]]:
+    """The ``count`` passes with the most user time (ms) in LLVM's timing report, which
+    lists a pass once per instance in each of its two timer groups: the first is kept."""
+    found: dict[str, float] = {}
+    for line in report.splitlines():
+        fields = line.split()
+        if len(fields) >= 9 and fields[-1].endswith("Pass") and fields[0][0].isdigit():
+            found.setdefault(fields[-1], float(fields[0]) * 1e3)
+    return sorted(found.items(), key=lambda item: -item[1])[:count]
+
+
+def suite(runs: int, only: list[str], passes: int = 0) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from cases import CASES as SUITE
 
@@ -90,7 +137,7 @@ def suite(runs: int, only: list[str]) -> int:
         results = []
         for _ in range(runs):
             out = subprocess.run(
-                [sys.executable, __file__, "--one", name],
+                [sys.executable, __file__, "--one", name, "--passes", str(passes)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -106,6 +153,9 @@ def suite(runs: int, only: list[str]) -> int:
         worst = max(worst, cpu)
         parts = ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
         print(f"| {name} | {cpu:.1f} | {wall:.1f} | {parts} |", flush=True)
+        if passes:
+            slowest = ", ".join(f"{p} {ms:.1f}" for p, ms in results[-1]["passes"])
+            print(f"|   LLVM passes (ms) | | | {slowest} |", flush=True)
     print(f"slowest: {worst:.1f} ms CPU")
     return 0
 
@@ -115,13 +165,14 @@ def main() -> int:
     parser.add_argument("--suite", action="store_true", help="the benchmark suite's kernels")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kernels", default="", help="with --suite: only these")
+    parser.add_argument("--passes", type=int, default=0, help="with --suite: N slowest passes")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one_suite_kernel(args.one)))
+        print(json.dumps(one_suite_kernel(args.one, args.passes)))
         return 0
     if args.suite:
-        return suite(args.runs, [k for k in args.kernels.split(",") if k])
+        return suite(args.runs, [k for k in args.kernels.split(",") if k], args.passes)
     jit_ms: list[tuple[float, str]] = []
     clang_ms: list[float] = []
     for name, source, options in sources():

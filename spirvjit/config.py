@@ -63,6 +63,18 @@ def force_jit() -> bool:
     return _flag("SPIRVJIT_FORCE_JIT")
 
 
+def opt_level() -> int | None:
+    """SPIRVJIT_OPT_LEVEL=1|2|3: the LLVM pipeline level for every CPU kernel (default:
+    none, the backend's choice per kernel: O3, O2 for barrier kernels). For measuring JIT
+    time against run time; part of the cache key. Anything else is an error."""
+    value = os.environ.get("SPIRVJIT_OPT_LEVEL", "").strip()
+    if not value:
+        return None
+    if value not in ("1", "2", "3"):
+        raise ValueError(f"SPIRVJIT_OPT_LEVEL={value!r}: expected 1, 2 or 3")
+    return int(value)
+
+
 def num_threads() -> int:
     """SPIRVJIT_NUM_THREADS: worker threads of the host CPU device (default: all cores)."""
     value = os.environ.get("SPIRVJIT_NUM_THREADS", "").strip()

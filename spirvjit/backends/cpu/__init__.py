@@ -51,8 +51,11 @@ class CpuBackend(Backend):
         )
 
     def key_options(self, target: Target) -> tuple[str, ...]:
-        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all).
-        return () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all), and so
+        # does a pipeline level forced by SPIRVJIT_OPT_LEVEL.
+        options = () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
+        level = config.opt_level()
+        return options if level is None else (*options, f"opt={level}")
 
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
@@ -83,7 +86,9 @@ class CpuBackend(Backend):
 
     def optimize(self, module, target: Target, symbol: str):
         stepped = cpu_abi.stepped_workgroup_function(symbol) in {f.name for f in module.functions}
-        level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
+        level = config.opt_level()
+        if level is None:
+            level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
         return codegen.optimize(module, target, level)
 
     def emit(self, module, target: Target, what: str) -> bytes:
