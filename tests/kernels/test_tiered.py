@@ -16,7 +16,7 @@ import pytest
 
 import spirvjit
 from spirvjit import cache, jit
-from spirvjit.backends.cpu import tiered
+from spirvjit.backends.cpu import codegen, tiered
 
 KERNELS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
 
@@ -79,14 +79,26 @@ def test_quick_tier_runs_first_then_the_optimized_tier_with_the_same_bits(
     tiered_on, monkeypatch
 ) -> None:
     release = _held(monkeypatch)
+    quick_runs, levels = [], []
+    quick_optimize, optimize = codegen.quick_optimize, codegen.optimize
+    monkeypatch.setattr(
+        codegen, "quick_optimize", lambda m, t: (quick_runs.append(m.name), quick_optimize(m, t))[1]
+    )
+    monkeypatch.setattr(
+        codegen, "optimize", lambda m, t, level=3: (levels.append(level), optimize(m, t, level))[1]
+    )
     program, kernel = _arith("first")
     quick = _run_arith(kernel)
+    # The quick tier ran the few passes only, not the O3 pipeline.
+    assert len(quick_runs) == 1 and quick_runs[0].endswith(jit.QUICK_MODULE_SUFFIX)
+    assert levels == []
     loaded = kernel._default
     assert isinstance(loaded, tiered.TieredKernel) and loaded.tier == 0
     assert kernel.optimized_seconds is None
     release.set()
     assert kernel.wait_optimized(120)
     assert loaded.tier == 1 and loaded.error is None and kernel.optimized_seconds > 0
+    assert levels == [3] and len(quick_runs) == 1
     optimized = _run_arith(kernel)
     # Bit for bit, and right.
     np.testing.assert_array_equal(quick[0], optimized[0])

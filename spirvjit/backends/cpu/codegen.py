@@ -149,13 +149,18 @@ def quick_optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     of O3's time, for code several times slower: it runs only until the optimized code is
     in (measured in benchmarks/results/jit_times.md)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=0)
-    pb = llvm.create_pass_builder(target_machine(target, 0), pto)
+    pb = llvm.create_pass_builder(target_machine(target, QUICK_CODEGEN_LEVEL), pto)
     mpm = llvm.create_new_module_pass_manager()
-    mpm.add_always_inliner_pass()
-    mpm.add_sroa_pass()
-    mpm.add_simplify_cfg_pass()
+    for name in QUICK_PASSES:
+        getattr(mpm, f"add_{name}_pass")()
     mpm.run(module, pb)
     return module
+
+
+# The quick tier's passes (llvmlite ModulePassManager.add_<name>_pass) and code
+# generation level.
+QUICK_PASSES = ("always_inliner", "sroa", "simplify_cfg")
+QUICK_CODEGEN_LEVEL = 0
 
 
 def _run_pipeline(
@@ -269,7 +274,8 @@ def emit_object(
     """The host object of ``module``; ``machine``: another target machine for ``target``
     (debug mode's); ``quick``: code generation at -O0 (the quick tier's)."""
     try:
-        return (machine or target_machine(target, 0 if quick else 3)).emit_object(module)
+        level = QUICK_CODEGEN_LEVEL if quick else 3
+        return (machine or target_machine(target, level)).emit_object(module)
     except RuntimeError as exc:
         raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 

@@ -20,8 +20,8 @@ launches while a background thread compiles the optimized tier, which then repla
   (``worth_it``): it is compiled optimized at once, as without SPIRVJIT_TIERED.
 
 Off by default: a big first launch on the quick tier can take longer than compiling the
-optimized code would have (the quick code is several times slower and a launch does not
-change tiers midway), and a background thread compiling competes for the cores.
+optimized code would have (the quick code is 3-90x slower, docs/design.md, and a launch
+does not change tiers midway), and a background thread compiling competes for the cores.
 ``Kernel.wait_optimized()`` waits for the optimized tier.
 """
 
