@@ -360,8 +360,9 @@ class Kernel:
     @property
     def optimized_seconds(self) -> float | None:
         """SPIRVJIT_TIERED=1 (CPU): seconds the background compile of the optimized tier
-        took, None while it runs (``compile_seconds`` is then the quick tier's). Without
-        tiering, or when the kernel was not tiered: ``compile_seconds``."""
+        took for launches that name no device, None while it runs or before the kernel is
+        loaded (``compile_seconds`` is then the quick tier's). Without tiering, or when
+        the kernel was not tiered: ``compile_seconds``."""
         loaded = self._default
         if loaded is None:
             return None
