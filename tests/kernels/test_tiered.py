@@ -196,3 +196,26 @@ def test_off_without_the_variable(tiered_on, monkeypatch) -> None:
     assert not isinstance(kernel._default, tiered.TieredKernel)
     assert kernel.wait_optimized(0) and kernel.optimized_seconds == kernel.compile_seconds
     assert tiered_on == [()]
+
+
+def test_a_failed_optimized_compile_leaves_the_quick_tier_running(tiered_on, monkeypatch) -> None:
+    """The quick code keeps serving (slower, still right); the failure is kept."""
+    from spirvjit.backends.cpu import CpuBackend
+
+    load = CpuBackend._load
+
+    def failing(self, program, kernel, specialization=()):
+        if jit.QUICK_TIER not in specialization:
+            raise RuntimeError("injected optimizer failure")
+        return load(self, program, kernel, specialization)
+
+    monkeypatch.setattr(CpuBackend, "_load", failing)
+    program, kernel = _arith("failing")
+    first = _run_arith(kernel)
+    assert kernel.wait_optimized(120)
+    loaded = kernel._default
+    assert loaded.tier == 0 and "injected" in str(loaded.error)
+    assert kernel.optimized_seconds is None
+    again = _run_arith(kernel)
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
