@@ -63,6 +63,26 @@ def force_jit() -> bool:
     return _flag("SPIRVJIT_FORCE_JIT")
 
 
+def tiered() -> bool:
+    """SPIRVJIT_TIERED=1: a CPU kernel's first launch runs quickly compiled code (no
+    vectorization, -O0 code generation) while the optimized code is compiled on a
+    background thread and replaces it for later launches (backends/cpu/tiered.py). Off by
+    default: every compile is then synchronous and fully optimized."""
+    return _flag("SPIRVJIT_TIERED")
+
+
+def opt_level() -> int | None:
+    """SPIRVJIT_OPT_LEVEL=1|2|3: the LLVM pipeline level for every CPU kernel (default:
+    none, the backend's choice per kernel: O3, O2 for barrier kernels). For measuring JIT
+    time against run time; part of the cache key. Anything else is an error."""
+    value = os.environ.get("SPIRVJIT_OPT_LEVEL", "").strip()
+    if not value:
+        return None
+    if value not in ("1", "2", "3"):
+        raise ValueError(f"SPIRVJIT_OPT_LEVEL={value!r}: expected 1, 2 or 3")
+    return int(value)
+
+
 def num_threads() -> int:
     """SPIRVJIT_NUM_THREADS: worker threads of the host CPU device (default: all cores)."""
     value = os.environ.get("SPIRVJIT_NUM_THREADS", "").strip()

@@ -126,7 +126,12 @@ def _optimized(
     llmod = times.run("parse", parse_ir, text, dump_as or symbol)
     # The optimized module may be a new one (the CPU optimizes in a child process
     # after many kernels: codegen.optimize).
-    if ("debug", "1") in specialization:
+    if QUICK_TIER in specialization:
+        # The quick tier (backends/cpu/tiered.py): the name tells the backend to run its
+        # few passes and generate code at -O0.
+        llmod.name += QUICK_MODULE_SUFFIX
+        llmod = times.run("opt", owner.optimize, llmod, target, symbol)
+    elif ("debug", "1") in specialization:
         # Debug mode keeps the code as translated, so every variable has its stack slot
         # and every line its code; the name tells the backend to generate code at -O0
         # (backends/cpu/debugload.py).
@@ -137,6 +142,10 @@ def _optimized(
 
 
 DEBUG_MODULE_SUFFIX = " (debug mode)"
+
+# The specialization of a kernel's quick tier (backends/cpu/tiered.py): never cached.
+QUICK_TIER = ("tier", "0")
+QUICK_MODULE_SUFFIX = " (quick tier)"
 
 
 def dump(directory: Path, kernel: str, files: dict[str, str | bytes]) -> None:

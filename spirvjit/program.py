@@ -95,7 +95,13 @@ class Program:
         signatures, self.has_mutable_globals = jit.quick_look(
             self.module, self.target, self.spec_constants, self.symbol_prefix
         )
-        self._signatures = signatures if signatures is not None else self._translated().kernels
+        if signatures is None:
+            # Tiered (CPU): the quick tier's translation has the same signatures, for a
+            # fraction of the time; the optimized one is made on the background thread.
+            tiered = self.target.kind == "cpu" and config.tiered()
+            translation = self._translation_for((jit.QUICK_TIER,) if tiered else ())
+            signatures = translation.kernels
+        self._signatures = signatures
 
     @property
     def spirv(self) -> bytes:
@@ -207,11 +213,21 @@ class Program:
             self._translate_seconds = times.total
         return self._translation
 
+    def translation_for(self, specialization: tuple) -> Translation:
+        """The translation the kernel variant ``specialization`` is compiled from (checked,
+        debug, quick tier; () the program's own), once per program."""
+        with self._lock:
+            return self._translation_for(specialization)
+
     def _translation_for(self, specialization: tuple) -> Translation:
         """The translation a kernel variant is compiled from."""
         extra = tuple(
             option
-            for option, variant in (("spirvjit:check", ("check", "1")), _DEBUG_VARIANT)
+            for option, variant in (
+                ("spirvjit:check", ("check", "1")),
+                _DEBUG_VARIANT,
+                ("spirvjit:quick", jit.QUICK_TIER),
+            )
             if variant in specialization
         )
         return self._variant_translated(extra) if extra else self._translated()
@@ -221,13 +237,17 @@ class Program:
         ``spirvjit:check``; debug mode: ``spirvjit:debug``), once per program."""
         found = self._variant_translations.get(extra)
         if found is None:
-            found = self._variant_translations[extra] = jit.translate_program(
+            times = jit.StageTimes()
+            found = self._variant_translations[extra] = times.run(
+                "translate",
+                jit.translate_program,
                 self.module,
                 self.target,
                 self.spec_constants,
                 self.symbol_prefix,
                 (*self.options, *extra),
             )
+            self._translate_seconds += times.total  # the next compile's stage
         return found
 
     def object_code(
@@ -256,8 +276,10 @@ class Program:
                 return obj, "native"
             key = self.kernel_key(name, specialization)
             directory = config.dump_dir()
+            # The quick tier is never cached: the cache holds optimized code only.
+            transient = jit.QUICK_TIER in specialization
             # Dumps come from compiling, so SPIRVJIT_DUMP skips the cache lookup.
-            hit = None if directory else times.run("cache", cache.lookup, key)
+            hit = None if directory or transient else times.run("cache", cache.lookup, key)
             if hit is not None:
                 return hit.obj, hit.origin
             if not compile:
@@ -277,7 +299,8 @@ class Program:
             obj = jit.compile_kernel(
                 translation, self.target, symbol, name, times, specialization, stem
             )
-            cache.store(key, obj)
+            if not transient:
+                cache.store(key, obj)
             return obj, "compile"
 
     def assembly(self, name: str, specialization: tuple[tuple[str, str], ...] = ()) -> str:
@@ -334,8 +357,31 @@ class Kernel:
     def num_args(self) -> int:
         return len(self.signature.args)
 
+    @property
+    def optimized_seconds(self) -> float | None:
+        """SPIRVJIT_TIERED=1 (CPU): seconds the background compile of the optimized tier
+        took for launches that name no device, None while it runs or before the kernel is
+        loaded (``compile_seconds`` is then the quick tier's). Without tiering, or when
+        the kernel was not tiered: ``compile_seconds``."""
+        loaded = self._default
+        if loaded is None:
+            return None
+        return getattr(loaded, "optimized_seconds", loaded.compile_seconds)
+
+    def wait_optimized(self, timeout: float | None = None) -> bool:
+        """Waits until every tiered load of this kernel runs its optimized code (see
+        SPIRVJIT_TIERED); False if ``timeout`` seconds passed first. At once without
+        tiering."""
+        for loaded in list(self._loaded.values()):
+            wait = getattr(loaded, "wait_optimized", None)
+            if wait is not None and not wait(timeout):
+                return False
+        return True
+
     def compile(self, device: Device | None = None) -> None:
-        """JIT-compiles and loads the kernel now instead of at its first launch."""
+        """JIT-compiles and loads the kernel now instead of at its first launch (with
+        SPIRVJIT_TIERED=1 on the CPU: its quick tier, the optimized one in the background;
+        ``wait_optimized``)."""
         loaded = self._default_loaded() if device is None else self._loaded_on(device)
         prepare = getattr(loaded, "prepare", None)
         if prepare is not None:

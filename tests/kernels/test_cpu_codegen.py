@@ -244,6 +244,39 @@ def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
     assert partial.sum() == pytest.approx(n * (n + 1) / 2, rel=1e-6)
 
 
+def test_opt_level_variable_forces_the_pipeline_level(monkeypatch) -> None:
+    """SPIRVJIT_OPT_LEVEL forces the LLVM pipeline level of every CPU kernel (barrier
+    kernels included) and is part of the cache key: code made at one level is not taken
+    for another."""
+    from spirvjit.backends.cpu import codegen
+
+    levels = []
+    optimize = codegen.optimize
+
+    def recording(module, target, speed_level=3):
+        levels.append(speed_level)
+        return optimize(module, target, speed_level)
+
+    monkeypatch.setattr(codegen, "optimize", recording)
+    source = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels" / "reduction.cl"
+    program = spirvjit.compile_opencl(source.read_text().replace("reduction", "reduction_o1"))
+    text = (EXAMPLES / "saxpy.cl").read_text()
+    saxpy = spirvjit.compile_opencl(text.replace("saxpy", "saxpy_o1"))
+    default_key = saxpy.kernel_key("saxpy_o1")
+    monkeypatch.setenv("SPIRVJIT_OPT_LEVEL", "1")
+    assert saxpy.kernel_key("saxpy_o1") != default_key
+    program.kernel("reduction_o1").compile()
+    saxpy.kernel("saxpy_o1").compile()
+    assert levels == [1, 1]
+    n = 1000
+    x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
+    saxpy.saxpy_o1(np.float32(2.0), x, y, np.uint32(n), global_size=1024, local_size=64)
+    np.testing.assert_array_equal(y, 2.0 * np.arange(n, dtype=np.float32) + 1.0)
+    monkeypatch.setenv("SPIRVJIT_OPT_LEVEL", "0")
+    with pytest.raises(ValueError, match="SPIRVJIT_OPT_LEVEL"):
+        saxpy.kernel_key("saxpy_o1")
+
+
 def test_row_x_loops_are_a_function_and_not_copied_per_empty_range() -> None:
     """The stencil's y loop held the row's main-range and rest x loops, and LLVM's loop
     unswitching copied the y loop for every combination of them being empty: four copies

@@ -15,19 +15,22 @@ import numpy as np
 from ... import config
 from ...device import Device
 from ...errors import LaunchError
+from ...jit import QUICK_MODULE_SUFFIX, QUICK_TIER
 from ...spirv import capabilities
 from ...target import Target, host_target
 from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload, vectorize
+from . import codegen, debugload, tiered, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
 # The translation option that makes a checked translation (Program.translation(checked)).
 CHECK_OPTION = "spirvjit:check"
 CHECK_SPECIALIZATION = (("check", "1"),)
+# The quick tier's translation (tiered.py): no whole-function vectorization.
+QUICK_OPTION = "spirvjit:quick"
 
 
 class CpuBackend(Backend):
@@ -51,8 +54,11 @@ class CpuBackend(Backend):
         )
 
     def key_options(self, target: Target) -> tuple[str, ...]:
-        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all).
-        return () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
+        # Whole-function vectorization changes the code (SPIRVJIT_WFV=0 or all), and so
+        # does a pipeline level forced by SPIRVJIT_OPT_LEVEL.
+        options = () if vectorize.mode() == "loops" else (f"wfv={vectorize.mode()}",)
+        level = config.opt_level()
+        return options if level is None else (*options, f"opt={level}")
 
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
@@ -66,8 +72,9 @@ class CpuBackend(Backend):
                 translation.kernels[name],
                 f"{prefix}.k{index}",
                 abi if abi.checked else None,
-                # Debug builds step through one work-item's scalar code.
-                None if abi.debug_info else target.features,
+                # Debug builds step through one work-item's scalar code; the quick tier
+                # is not vectorized (tiered.py).
+                None if abi.debug_info or QUICK_OPTION in options else target.features,
             )
         if abi.debug_info:
             debugload.without_vex(translation.module)
@@ -82,14 +89,19 @@ class CpuBackend(Backend):
         return kernel_ir(translation.module, symbol, translation.mutable_globals)
 
     def optimize(self, module, target: Target, symbol: str):
+        if module.name.endswith(QUICK_MODULE_SUFFIX):
+            return codegen.quick_optimize(module, target)
         stepped = cpu_abi.stepped_workgroup_function(symbol) in {f.name for f in module.functions}
-        level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
+        level = config.opt_level()
+        if level is None:
+            level = codegen.STEPPED_SPEED_LEVEL if stepped else 3
         return codegen.optimize(module, target, level)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         if debugload.is_debug_module(module):
             return debugload.emit_object(module, target)
-        return codegen.emit_object(module, target)
+        quick = module.name.endswith(QUICK_MODULE_SUFFIX)
+        return codegen.emit_object(module, target, quick=quick)
 
     def assembly(self, module, target: Target) -> str:
         if debugload.is_debug_module(module):
@@ -105,14 +117,31 @@ class CpuBackend(Backend):
         # A program built for any CPU target (x86-64-v3, ...) runs on this host.
         return host_device()
 
-    def load(self, program, kernel: str, device: Device, check: bool = False) -> CpuKernel:
-        """``check``: the checked-mode variant (its own cache key and translation)."""
-        from ...jit import StageTimes
-
+    def load(self, program, kernel: str, device: Device, check: bool = False):
+        """``check``: the checked-mode variant (its own cache key and translation).
+        SPIRVJIT_TIERED=1: a kernel that is not in hand compiled (native or cached) first
+        runs quickly compiled code, replaced by the optimized code once a background
+        thread has it (tiered.py)."""
         if program.target.kind != self.kind:
             program = program.for_target(device.target)
+        if (
+            not check
+            and config.tiered()
+            and not debugload.wanted(program.module)
+            and program.object_code(kernel, compile=False)[0] is None
+            and tiered.worth_it(program, kernel)
+        ):
+            quick = self._load(program, kernel, (QUICK_TIER,))
+            return tiered.TieredKernel(quick, lambda: self._load(program, kernel), kernel)
+        return self._load(program, kernel, CHECK_SPECIALIZATION if check else ())
+
+    def _load(self, program, kernel: str, specialization: tuple = ()) -> CpuKernel:
+        """Kernel ``kernel`` of ``program`` (for this backend's target) loaded: native,
+        cached or compiled code of the variant ``specialization`` names."""
+        from ...jit import StageTimes
+
+        check = CHECK_SPECIALIZATION[0] in specialization
         times = StageTimes()
-        specialization = CHECK_SPECIALIZATION if check else ()
         debug = debugload.wanted(program.module)
         if debug:  # under gdb, or SPIRVJIT_DEBUG_INFO=1: a shared object gdb can see
             specialization += debugload.DEBUG_SPECIALIZATION

@@ -42,22 +42,23 @@ log = logging.getLogger("spirvjit")
 _machines = threading.local()
 
 
-def target_machine(target: Target) -> llvm.TargetMachine:
-    """This thread's target machine for ``target`` (created at first need, then reused)."""
+def target_machine(target: Target, opt: int = 3) -> llvm.TargetMachine:
+    """This thread's target machine for ``target`` (created at first need, then reused);
+    ``opt``: its code generation level (0: the quick tier's, see ``quick_optimize``)."""
     machines = getattr(_machines, "by_target", None)
     if machines is None:
         machines = _machines.by_target = {}
-    machine = machines.get(target)
+    machine = machines.get((target, opt))
     if machine is None:
-        machine = machines[target] = _new_target_machine(target)
+        machine = machines[(target, opt)] = _new_target_machine(target, opt)
     return machine
 
 
-def _new_target_machine(target: Target) -> llvm.TargetMachine:
+def _new_target_machine(target: Target, opt: int = 3) -> llvm.TargetMachine:
     _initialize_llvm()
     llvm_target = llvm.Target.from_triple(target.triple)
     return llvm_target.create_target_machine(
-        cpu=target.arch, features=target.features, opt=3, reloc="pic", codemodel="default"
+        cpu=target.arch, features=target.features, opt=opt, reloc="pic", codemodel="default"
     )
 
 
@@ -139,6 +140,27 @@ def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) 
     _run_pipeline(original, target, speed_level, loop_vectorization=False)
     original.name = module.name
     return original
+
+
+def quick_optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
+    """The quick tier's few passes (tiered.py): inlining what must be inlined (the kernel
+    into its work-group loop), the work-item context out of memory (SROA) and the CFG
+    tidied, then code generation at -O0 (``emit_object(..., quick=True)``). About a tenth
+    of O3's time, for code several times slower: it runs only until the optimized code is
+    in (measured in benchmarks/results/jit_times.md)."""
+    pto = llvm.create_pipeline_tuning_options(speed_level=0)
+    pb = llvm.create_pass_builder(target_machine(target, QUICK_CODEGEN_LEVEL), pto)
+    mpm = llvm.create_new_module_pass_manager()
+    for name in QUICK_PASSES:
+        getattr(mpm, f"add_{name}_pass")()
+    mpm.run(module, pb)
+    return module
+
+
+# The quick tier's passes (llvmlite ModulePassManager.add_<name>_pass) and code
+# generation level.
+QUICK_PASSES = ("always_inliner", "sroa", "simplify_cfg")
+QUICK_CODEGEN_LEVEL = 0
 
 
 def _run_pipeline(
@@ -244,12 +266,16 @@ atexit.register(_worker._stop)
 
 
 def emit_object(
-    module: llvm.ModuleRef, target: Target, machine: llvm.TargetMachine | None = None
+    module: llvm.ModuleRef,
+    target: Target,
+    machine: llvm.TargetMachine | None = None,
+    quick: bool = False,
 ) -> bytes:
     """The host object of ``module``; ``machine``: another target machine for ``target``
-    (debug mode's)."""
+    (debug mode's); ``quick``: code generation at -O0 (the quick tier's)."""
     try:
-        return (machine or target_machine(target)).emit_object(module)
+        level = QUICK_CODEGEN_LEVEL if quick else 3
+        return (machine or target_machine(target, level)).emit_object(module)
     except RuntimeError as exc:
         raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 

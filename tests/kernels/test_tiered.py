@@ -1,0 +1,221 @@
+"""Tiered JIT on the CPU (SPIRVJIT_TIERED=1, backends/cpu/tiered.py).
+
+The first launches run the quick tier while a background thread compiles the optimized
+one, which then replaces it. Each tier is compiled exactly once however many threads
+launch at once, launches racing the swap all get right results, both tiers give the same
+bits, and the cache only ever holds the optimized tier.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spirvjit
+from spirvjit import cache, jit
+from spirvjit.backends.cpu import codegen, tiered
+
+KERNELS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
+
+# Floats without libm calls (both tiers round the same) and an integer hash.
+ARITH = """
+kernel void arith_%s(global const float *x, global float *y, global uint *h, uint n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < 5; ++k)
+        v = v * 1.0001f + 0.5f / (1.0f + v * v);
+    y[i] = v;
+    uint s = (uint)i * 2654435761u;
+    h[i] = (s ^ (s >> 13)) * 0x5bd1e995u;
+}
+"""
+
+
+@pytest.fixture
+def tiered_on(monkeypatch):
+    monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    compiles: list[tuple] = []
+    original = jit.compile_kernel
+
+    def counting(translation, target, symbol, dump_as, times, specialization=(), *rest):
+        compiles.append(tuple(specialization))
+        return original(translation, target, symbol, dump_as, times, specialization, *rest)
+
+    monkeypatch.setattr(jit, "compile_kernel", counting)
+    return compiles
+
+
+def _held(monkeypatch) -> threading.Event:
+    """Holds every optimized-tier compile until the returned event is set."""
+    release = threading.Event()
+    optimize = tiered.TieredKernel._optimize
+
+    def held(self, build):
+        assert release.wait(120)
+        optimize(self, build)
+
+    monkeypatch.setattr(tiered.TieredKernel, "_optimize", held)
+    return release
+
+
+def _arith(name: str):
+    program = spirvjit.compile_opencl(ARITH % name)
+    return program, program.kernel(f"arith_{name}")
+
+
+def _run_arith(kernel, n: int = 1000):
+    x = np.linspace(-3, 3, n, dtype=np.float32)
+    y, h = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+    kernel(x, y, h, np.uint32(n), global_size=1024, local_size=64)
+    return y, h
+
+
+def test_quick_tier_runs_first_then_the_optimized_tier_with_the_same_bits(
+    tiered_on, monkeypatch
+) -> None:
+    release = _held(monkeypatch)
+    quick_runs, levels = [], []
+    quick_optimize, optimize = codegen.quick_optimize, codegen.optimize
+    monkeypatch.setattr(
+        codegen, "quick_optimize", lambda m, t: (quick_runs.append(m.name), quick_optimize(m, t))[1]
+    )
+    monkeypatch.setattr(
+        codegen, "optimize", lambda m, t, level=3: (levels.append(level), optimize(m, t, level))[1]
+    )
+    program, kernel = _arith("first")
+    quick = _run_arith(kernel)
+    # The quick tier ran the few passes only, not the O3 pipeline.
+    assert len(quick_runs) == 1 and quick_runs[0].endswith(jit.QUICK_MODULE_SUFFIX)
+    assert levels == []
+    loaded = kernel._default
+    assert isinstance(loaded, tiered.TieredKernel) and loaded.tier == 0
+    assert kernel.optimized_seconds is None
+    release.set()
+    assert kernel.wait_optimized(120)
+    assert loaded.tier == 1 and loaded.error is None and kernel.optimized_seconds > 0
+    assert levels == [3] and len(quick_runs) == 1
+    optimized = _run_arith(kernel)
+    # Bit for bit, and right.
+    np.testing.assert_array_equal(quick[0], optimized[0])
+    np.testing.assert_array_equal(quick[1], optimized[1])
+    i = np.arange(1000, dtype=np.uint64)
+    s = (i * 2654435761) % 2**32
+    np.testing.assert_array_equal(optimized[1], ((s ^ (s >> 13)) * 0x5BD1E995) % 2**32)
+    assert tiered_on == [(jit.QUICK_TIER,), ()]
+
+
+def test_only_the_optimized_tier_is_cached(tiered_on, monkeypatch) -> None:
+    stored = []
+    store = cache.store
+    monkeypatch.setattr(cache, "store", lambda key, obj: (stored.append(key), store(key, obj)))
+    program, kernel = _arith("cached")
+    kernel.compile()
+    assert kernel.wait_optimized(120)
+    assert stored == [program.kernel_key("arith_cached")]
+    # A new process would find it: here, a new Program of the same SPIR-V loads it from
+    # the cache, optimized, without a quick tier.
+    again = spirvjit.Program(program.spirv).kernel("arith_cached")
+    again.compile()
+    assert not isinstance(again._default, tiered.TieredKernel)
+    assert again._default.origin in ("memory", "disk")
+    assert tiered_on == [(jit.QUICK_TIER,), ()]
+
+
+def test_racing_threads_compile_each_tier_once_and_launches_racing_the_swap_are_right(
+    tiered_on, monkeypatch
+) -> None:
+    """8 threads launch a barrier kernel (local memory, frames) at once and keep
+    launching while the optimized tier comes in: one compile per tier, every sum right."""
+    release = _held(monkeypatch)
+    source = (KERNELS / "reduction.cl").read_text().replace("reduction", "reduction_tiered")
+    program = spirvjit.compile_opencl(source)
+    kernel = program.kernel("reduction_tiered")
+    n, groups, local = 4096 + 17, 32, 64
+    x = np.arange(n, dtype=np.float32) % 7  # small integers: every order sums exactly
+    want = float(x.sum())
+    start = threading.Barrier(8)
+    failures: list[str] = []
+    tiers: set[int] = set()
+
+    def run(t: int) -> None:
+        start.wait()
+        after = 0  # launches since this thread saw the optimized tier
+        for i in range(5000):  # until the swap and 3 launches more
+            if t == 0 and i == 3:
+                release.set()  # the swap happens while the others launch
+            loaded = kernel._default  # None before the first launch
+            tier = 0 if loaded is None else loaded.tier  # (it may change during the launch)
+            partial = np.zeros(groups, np.float32)
+            kernel(
+                x, partial, spirvjit.LocalMemory(local * 4), np.uint32(n),
+                global_size=groups * local, local_size=local,
+            )  # fmt: skip
+            tiers.add(tier)
+            if float(partial.sum()) != want:
+                failures.append(f"thread {t} launch {i} (tier {tier}): {partial.sum()}")
+            after += tier
+            if after >= 3:
+                break
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not failures
+    assert kernel.wait_optimized(120) and kernel._default.tier == 1
+    assert tiers == {0, 1}
+    assert sorted(tiered_on) == [(), (jit.QUICK_TIER,)]
+    # The quick tier's translation (no vectorizer) has the optimized one's signature:
+    # the same frames and barrier states.
+    quick = program.translation_for((jit.QUICK_TIER,)).kernels["reduction_tiered"]
+    assert quick == program.translation().kernels["reduction_tiered"]
+
+
+def test_kernels_calling_libm_vector_functions_are_not_tiered(tiered_on) -> None:
+    """libmvec rounds differently from libm: a quick tier could change results."""
+    program = spirvjit.compile_opencl(
+        "kernel void exp_tiered(global float *y) { size_t i = get_global_id(0); y[i] = exp(y[i]); }"
+    )
+    kernel = program.kernel("exp_tiered")
+    y = np.linspace(-2, 2, 64, dtype=np.float32)
+    kernel(y, global_size=64)
+    assert not isinstance(kernel._default, tiered.TieredKernel)
+    assert tiered_on == [()]
+
+
+def test_off_without_the_variable(tiered_on, monkeypatch) -> None:
+    monkeypatch.delenv("SPIRVJIT_TIERED")
+    program, kernel = _arith("untiered")
+    y, h = _run_arith(kernel)
+    assert not isinstance(kernel._default, tiered.TieredKernel)
+    assert kernel.wait_optimized(0) and kernel.optimized_seconds == kernel.compile_seconds
+    assert tiered_on == [()]
+
+
+def test_a_failed_optimized_compile_leaves_the_quick_tier_running(tiered_on, monkeypatch) -> None:
+    """The quick code keeps serving (slower, still right); the failure is kept."""
+    from spirvjit.backends.cpu import CpuBackend
+
+    load = CpuBackend._load
+
+    def failing(self, program, kernel, specialization=()):
+        if jit.QUICK_TIER not in specialization:
+            raise RuntimeError("injected optimizer failure")
+        return load(self, program, kernel, specialization)
+
+    monkeypatch.setattr(CpuBackend, "_load", failing)
+    program, kernel = _arith("failing")
+    first = _run_arith(kernel)
+    assert kernel.wait_optimized(120)
+    loaded = kernel._default
+    assert loaded.tier == 0 and "injected" in str(loaded.error)
+    assert kernel.optimized_seconds is None
+    again = _run_arith(kernel)
+    np.testing.assert_array_equal(first[0], again[0])
+    np.testing.assert_array_equal(first[1], again[1])
