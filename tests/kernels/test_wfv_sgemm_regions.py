@@ -3,9 +3,10 @@
 
 What the region clones must do for the classic two-tile kernel (benchmarks/kernels/sgemm.cl):
 the accumulator lives across the barriers, so it is saved in the work-item frames, which
-lie in the same local memory block as the tiles. The clones' accesses carry scoped alias
-metadata (``_frame_alias_scopes``) so that LLVM keeps the accumulator in a register
-through the ``k`` loop and stores it once, not after every tile load and FMA.
+lie in the same local memory block as the tiles. The clones' accesses (and the scalar
+step function's) carry scoped alias metadata (``frame_alias_scopes``) so that LLVM keeps
+the accumulator in a register through the ``k`` loop and stores it once, not after every
+tile load and FMA.
 
 The results are checked against NumPy (float64) and, bit for bit, against the scalar
 work-item loop (SPIRVJIT_WFV=0), for square and rectangular matrices whose sizes are not
@@ -100,6 +101,9 @@ def test_sgemm_k_loop_keeps_the_accumulator_in_a_register(monkeypatch, tmp_path)
     scopes, noalias = _frame_scopes(text, region.group(1))
     # Two scopes (the frames, the kernel's memory), each access in one and not the other.
     assert len(scopes) == 2 and scopes == noalias, (scopes, noalias)
+    # The scalar step function (the rest of a row, regions left scalar): the same two.
+    step = region.group(1).removesuffix(".wfv.r1")
+    assert _frame_scopes(text, step) == (scopes, noalias)
 
     (optimized,) = tmp_path.glob("sgemm.*.opt.ll")
     blocks = re.split(r"\n(?=[\w.\"]+:)", optimized.read_text())

@@ -1671,7 +1671,7 @@ class _RegionVectorizer(_Vectorizer):
 
     def _emit(self) -> ir.Function:
         fn = super()._emit()
-        _frame_alias_scopes(fn)
+        frame_alias_scopes(fn)
         return fn
 
     def _varying_arguments(self) -> list:
@@ -1726,16 +1726,17 @@ class _RegionVectorizer(_Vectorizer):
         return index is self.linear
 
 
-# Scoped alias metadata of region clones (_frame_alias_scopes): the work-item frames are
+# Scoped alias metadata of region clones (frame_alias_scopes): the work-item frames are
 # one scope, the kernel's own memory (its buffers, its __local variables) the other.
 _FRAME, _OTHER, _UNKNOWN = "frame", "other", "unknown"
 _MASKED_MEMORY = ("llvm.masked.load.", "llvm.masked.store.", "llvm.masked.gather.")
 _MASKED_MEMORY += ("llvm.masked.scatter.", "llvm.masked.expandload.", "llvm.masked.compressstore.")
 
 
-def _frame_alias_scopes(fn: ir.Function) -> None:
-    """Tell LLVM that a region clone's frame accesses and the kernel's own memory accesses
-    never overlap (``!alias.scope``/``!noalias``). The frames lie in the group's local
+def frame_alias_scopes(fn: ir.Function) -> None:
+    """Tell LLVM that the frame accesses of a step function (translate/barriers.py) or of
+    a region clone of it never overlap its accesses to the kernel's own memory
+    (``!alias.scope``/``!noalias``). The frames lie in the group's local
     memory block above the kernel's __local variables, so LLVM cannot tell them apart
     from the tiles: a value saved across barriers and updated in a loop (``sgemm``'s
     ``acc``) was stored to its frame at every step of the ``k`` loop, after every tile
