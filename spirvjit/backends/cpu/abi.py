@@ -729,6 +729,8 @@ def _emit_stepped_workgroup_function(
     W-wide clones of regions (``_region_bodies``) and W; those regions run W x work-items
     at a time, the rest of each row one by one.
     """
+    # The scalar step function too: the rest of each row, and regions left scalar.
+    wfv.frame_alias_scopes(kernel)
     fn = _workgroup_signature(module, name)
     launch, local_base = fn.args[1], fn.args[5]
     b = ir.IRBuilder(fn.append_basic_block("entry"))

@@ -1669,6 +1669,11 @@ class _RegionVectorizer(_Vectorizer):
     def _clone_name(self) -> str:
         return f"{self.kernel.name}.wfv.r{self.state.constant}"
 
+    def _emit(self) -> ir.Function:
+        fn = super()._emit()
+        frame_alias_scopes(fn)
+        return fn
+
     def _varying_arguments(self) -> list:
         return [self.linear]
 
@@ -1719,6 +1724,125 @@ class _RegionVectorizer(_Vectorizer):
             else:
                 break
         return index is self.linear
+
+
+# Scoped alias metadata of region clones (frame_alias_scopes): the work-item frames are
+# one scope, the kernel's own memory (its buffers, its __local variables) the other.
+_FRAME, _OTHER, _UNKNOWN = "frame", "other", "unknown"
+_MASKED_MEMORY = ("llvm.masked.load.", "llvm.masked.store.", "llvm.masked.gather.")
+_MASKED_MEMORY += ("llvm.masked.scatter.", "llvm.masked.expandload.", "llvm.masked.compressstore.")
+
+
+def frame_alias_scopes(fn: ir.Function) -> None:
+    """Tell LLVM that the frame accesses of a step function (translate/barriers.py) or of
+    a region clone of it never overlap its accesses to the kernel's own memory
+    (``!alias.scope``/``!noalias``). The frames lie in the group's local
+    memory block above the kernel's __local variables, so LLVM cannot tell them apart
+    from the tiles: a value saved across barriers and updated in a loop (``sgemm``'s
+    ``acc``) was stored to its frame at every step of the ``k`` loop, after every tile
+    load. With the scopes, LICM keeps it in a register and stores it once.
+
+    An access is in the frame scope when its address comes (through getelementptr, casts,
+    vector element moves, phis and selects) only from the frames parameter; in the other
+    scope when it comes only from the kernel's pointer parameters (global, constant and
+    __local buffers), the __local block's base (context field 1) and module globals. Any
+    other address (a pointer loaded from memory, a generic pointer, ...) gets no scope,
+    and LLVM assumes what it assumed before."""
+    ctx, frames = fn.args[-5], fn.args[-4]
+    kernel_pointers = {id(arg) for arg in fn.args[:-5] if isinstance(arg.type, ir.PointerType)}
+    memo: dict[int, str] = {}
+
+    def local_base(value) -> bool:
+        """``load ptr (gep ctx, 0, 1)``: the group's __local block (CpuABI.workgroup_address)."""
+        if not isinstance(value, ir.LoadInstr):
+            return False
+        pointer = value.operands[0]
+        return (
+            isinstance(pointer, ir.GEPInstr)
+            and pointer.pointer is ctx
+            and len(pointer.indices) == 2
+            and all(isinstance(i, ir.Constant) for i in pointer.indices)
+            and [i.constant for i in pointer.indices] == [0, 1]
+        )
+
+    def leaf(value) -> str | list | None:
+        """A root's kind, or the values ``value`` is made from (None: unknown)."""
+        if value is frames:
+            return _FRAME
+        if id(value) in kernel_pointers or isinstance(value, ir.GlobalVariable):
+            return _OTHER
+        if local_base(value):
+            return _OTHER
+        if isinstance(value, ir.Constant) and (
+            value.constant is ir.Undefined or value.constant is None
+        ):
+            return []  # the undefined half of a splat, a null pointer: no address
+        if isinstance(value, ir.GEPInstr):
+            return [value.pointer]
+        if isinstance(value, ir.CastInstr) and value.opname in ("bitcast", "addrspacecast"):
+            return [value.operands[0]]
+        if isinstance(value, ir.PhiInstr):
+            return [v for v, _ in value.incomings]
+        if isinstance(value, ir.SelectInstr):
+            return list(value.operands[1:])
+        if isinstance(value, ir.ExtractElement):
+            return [value.operands[0]]
+        if isinstance(value, (ir.InsertElement, ir.ShuffleVector)):
+            return list(value.operands[:2])
+        return None
+
+    def kind(pointer) -> str:
+        """_FRAME or _OTHER when every root ``pointer`` comes from is of that kind, else
+        _UNKNOWN. A walk of its own per access (no partial results of a phi cycle kept)."""
+        if id(pointer) in memo:
+            return memo[id(pointer)]
+        kinds, seen, stack = set(), set(), [pointer]
+        while stack and _UNKNOWN not in kinds and len(kinds) < 2:
+            value = stack.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            found = leaf(value)
+            if found is None:
+                kinds.add(_UNKNOWN)
+            elif isinstance(found, str):
+                kinds.add(found)
+            else:
+                stack.extend(found)
+        result = kinds.pop() if len(kinds) == 1 else _UNKNOWN
+        memo[id(pointer)] = result
+        return result
+
+    module = fn.module
+    domain = module.add_metadata([ir.MetaDataString(module, "spirvjit.frames.domain")])
+    scopes = {
+        k: module.add_metadata([ir.MetaDataString(module, f"spirvjit.{k}"), domain])
+        for k in (_FRAME, _OTHER)
+    }
+    lists = {k: module.add_metadata([v]) for k, v in scopes.items()}
+    for block in fn.blocks:
+        for inst in block.instructions:
+            if isinstance(inst, ir.LoadInstr):
+                pointers = [inst.operands[0]]
+            elif isinstance(inst, ir.StoreInstr):
+                pointers = [inst.operands[1]]
+            elif isinstance(inst, ir.CallInstr) and getattr(inst.callee, "name", "").startswith(
+                _MASKED_MEMORY
+            ):
+                pointers = [
+                    a
+                    for a in inst.args
+                    if isinstance(getattr(a.type, "element", a.type), ir.PointerType)
+                ]
+            else:
+                continue
+            kinds = {kind(p) for p in pointers}
+            if len(kinds) != 1 or _UNKNOWN in kinds:
+                continue
+            mine = kinds.pop()
+            other = _OTHER if mine == _FRAME else _FRAME
+            inst.set_metadata("alias.scope", lists[mine])
+            inst.set_metadata("noalias", lists[other])
 
 
 def _scaled(value, factor) -> int | None:
