@@ -219,6 +219,13 @@ def test_generic_ids_are_32_bit_below_the_global_offset():
     assert offset and re.search(rf"add\.s64\s+%rd\d+, (%rd\d+, )?{offset[1]}\b", generic)
     assert "mul.wide.u32" not in generic.split(offset[0])[1].split("ld.global")[0]
 
+    # AMD: the y id was a 64-bit v_mad_u64_u32 and v_lshl_add_u64 with the offset; now
+    # both ids are s_mul_i32, s_add_i32 (offset) and v_add_u32, as clang's build.
+    gcn = program.for_target(spirvjit.parse_target("gfx942")).assembly("stencil")
+    ids = gcn.split("s_cbranch_execz")[0]
+    assert not re.search(r"v_\w*_(u64|i64|b64)", ids)
+    assert len(re.findall(r"v_add_u32_e32", ids)) == 2
+
 
 def test_launchers_refuse_global_sizes_the_32_bit_ids_cannot_hold():
     # What the 32-bit id arithmetic above relies on, for every launch.
