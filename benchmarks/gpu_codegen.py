@@ -97,12 +97,13 @@ def _kernels(source: str) -> list[str]:
 # ----- AMD ---------------------------------------------------------------------------
 
 
-def amd_native(path: Path, arch: str, work: Path) -> bytes:
+def amd_native(path: Path, arch: str, work: Path, options=()) -> bytes:
     clang, lld = require_tool("clang", "native builds"), require_tool("ld.lld", "linking")
     library = backend("amdgpu").device_library()
     obj, hsaco = work / f"{path.stem}.{arch}.o", work / f"{path.stem}.{arch}.hsaco"
     flags = ["-x", "cl", "-cl-std=CL3.0", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}"]
     flags += ["-O3", "-nogpulib", "-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(library.path)]
+    flags += list(options)  # OpenCL C build options (gpu_timings.py: the case's)
     _run([clang, *flags, "-c", "-o", str(obj), str(path)], f"clang {arch}")
     _run([lld, "-shared", str(obj), "-o", str(hsaco)], "ld.lld")
     return hsaco.read_bytes()
@@ -176,12 +177,12 @@ def amd_occupancy(code: Code, arch: str) -> int:
 # ----- NVIDIA ------------------------------------------------------------------------
 
 
-def nvidia_native(path: Path, arch: str, work: Path) -> str:
+def nvidia_native(path: Path, arch: str, work: Path, options=()) -> str:
     clang = require_tool("clang", "native builds")
     libdevice = backend("nvptx").device_library()
     ptx = work / f"{path.stem}.{arch}.ptx"
     flags = ["-x", "cl", "-cl-std=CL3.0", "-target", "nvptx64-nvidia-cuda", f"-march={arch}"]
-    flags += ["-O3", "-nogpulib"]
+    flags += ["-O3", "-nogpulib", *options]
     for library in (LIBCLC_NVPTX, libdevice.path if libdevice else None):
         if library:
             flags += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(library)]

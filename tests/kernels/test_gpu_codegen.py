@@ -182,14 +182,59 @@ def test_nvidia_launch_facts_narrow_the_index_arithmetic(source, kernel):
     generic = program.assembly(kernel)
     fast = program.assembly(kernel, FAST_LAUNCH)
     (wide, cvt), (fast_wide, fast_cvt) = _ptx_counts(generic), _ptx_counts(fast)
-    assert fast_wide < wide and fast_cvt < cvt
+    assert fast_wide <= wide and fast_cvt <= cvt
+    if kernel == "saxpy":  # size_t i: the generic id is 64-bit (the offset is)
+        assert fast_wide < wide and fast_cvt < cvt
     # No conversions at all: sgemm's int loop counter stays 32-bit (clang's -O2 for
     # spirv64 used to widen it to i64, with a trunc and a sext per index in the loop).
     assert fast_cvt == 0
     # The global offset x is the first parameter after the kernel's own: every variant
     # has it (one ABI), only the generic one reads it.
-    offset_x = rf"ld\.param\.b64\s+%\w+, \[{kernel}_param_{3 if kernel == 'saxpy' else 4}\]"
+    # (sgemm's ids are ints: the low half of the offset is all it reads.)
+    offset_x = rf"ld\.param\.b(32|64)\s+%\w+, \[{kernel}_param_{3 if kernel == 'saxpy' else 4}\]"
     assert re.search(offset_x, generic) and not re.search(offset_x, fast)
+
+
+STENCIL = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "stencil.cl"
+
+
+def test_generic_ids_are_32_bit_below_the_global_offset():
+    # group * size + local is below the global size, which the launchers keep below
+    # 2**32: the generic variant computes it in 32 bits and adds the 64-bit offset.
+    # stencil keeps its ids in ints, so the whole id is 32-bit, as in clang's native
+    # build; the x id was a 64-bit mad, an add and a cvt.u32.u64 (and 59 PTX
+    # instructions against clang's 50).
+    program = spirvjit.compile_opencl(STENCIL.read_text())
+    ptx = program.for_target(spirvjit.parse_target("sm_90")).assembly("stencil")
+    ids = ptx.split("{", 1)[1].split("bra")[0]  # the body up to the bounds check
+    assert not re.search(r"mad\.lo\.s64|cvt\.u32\.u64|\.s64|\.u64", ids)
+    assert len(re.findall(r"mad\.lo\.s32\s+%r\d+, %r\d+, %r\d+, %r\d+;", ids)) == 2
+    # ... with both offsets still added (their low halves are all an int id needs).
+    assert re.search(r"ld\.param\.b32\s+%r\d+, \[stencil_param_4\]", ptx)
+    assert re.search(r"ld\.param\.b32\s+%r\d+, \[stencil_param_5\]", ptx)
+    # A size_t id keeps the whole 64-bit offset: 32-bit core, widened, then add.s64.
+    saxpy = spirvjit.compile_opencl(SAXPY).for_target(spirvjit.parse_target("sm_90"))
+    generic = saxpy.assembly("saxpy")
+    offset = re.search(r"ld\.param\.b64\s+(%rd\d+), \[saxpy_param_3\]", generic)
+    assert offset and re.search(rf"add\.s64\s+%rd\d+, (%rd\d+, )?{offset[1]}\b", generic)
+    assert "mul.wide.u32" not in generic.split(offset[0])[1].split("ld.global")[0]
+
+    # AMD: the y id was a 64-bit v_mad_u64_u32 and v_lshl_add_u64 with the offset; now
+    # both ids are s_mul_i32, s_add_i32 (offset) and v_add_u32, as clang's build.
+    gcn = program.for_target(spirvjit.parse_target("gfx942")).assembly("stencil")
+    ids = gcn.split("s_cbranch_execz")[0]
+    assert not re.search(r"v_\w*_(u64|i64|b64)", ids)
+    assert len(re.findall(r"v_add_u32_e32", ids)) == 2
+
+
+def test_launchers_refuse_global_sizes_the_32_bit_ids_cannot_hold():
+    # What the 32-bit id arithmetic above relies on, for every launch.
+    from spirvjit.backends.gpu.driver import GpuDriverError, check_sizes
+
+    check_sizes((2**32 - 1, 1, 1), (1, 1, 1))
+    for size in ((2**32, 1, 1), (1, 2**32, 1), (1, 1, 2**32)):
+        with pytest.raises(GpuDriverError, match=r"below 2\*\*32"):
+            check_sizes(size, (1, 1, 1))
 
 
 def test_amd_uniform_launches_skip_the_partial_group_size():
@@ -198,10 +243,13 @@ def test_amd_uniform_launches_skip_the_partial_group_size():
     generic = program.assembly("k")
     uniform = program.assembly("k", launch_specialization(("uniform",)))
     # Generic: the last group holds what is left of the grid (the grid size from the
-    # dispatch packet, offset 12, minus the group's start, compared with the group size).
+    # dispatch packet, offset 12, minus the group's start, the smaller of it and the
+    # group size), in 32-bit scalar arithmetic (the packet's sizes are 32-bit): one
+    # s_min_u32, where 64-bit arithmetic took a v_cmp_lt_u64 and selects.
     grid_size = re.compile(r"s_load_dword s\d+, s\[0:1\], 0xc")
-    assert grid_size.search(generic) and "v_cmp_lt_u64" in generic
-    assert not grid_size.search(uniform) and "v_cmp_lt_u64" not in uniform
+    assert grid_size.search(generic) and "s_min_u32" in generic
+    assert "v_cmp_lt_u64" not in generic and "s_mul_hi_u32" not in generic
+    assert not grid_size.search(uniform) and "s_min_u32" not in uniform
 
 
 @pytest.mark.parametrize("target", ["gfx942", "sm_90"])

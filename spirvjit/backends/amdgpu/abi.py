@@ -126,8 +126,10 @@ class AmdgpuABI(GpuABI):
         return b.udiv(b.add(size, b.sub(group, ir.Constant(I64, 1))), group)
 
     def local_size(self, b, dim):
-        # The last group holds what is left of the grid.
-        size, group = self.global_size(b, dim), self.enqueued(b, dim)
-        start = b.mul(b.zext(self.group_id(b, dim), I64), group)
-        left = b.sub(size, start)
-        return b.select(b.icmp_unsigned("<", left, group), left, group)
+        # The last group holds what is left of the grid. In 32 bits: the packet's grid
+        # size is 32-bit and a group starts inside the grid, so nothing wraps.
+        size = b.trunc(self.global_size(b, dim), I32)
+        group = b.trunc(self.enqueued(b, dim), I32)
+        start = b.mul(self.group_id(b, dim), group, flags=["nuw"])
+        left = b.sub(size, start, flags=["nuw"])
+        return b.zext(b.select(b.icmp_unsigned("<", left, group), left, group), I64)
