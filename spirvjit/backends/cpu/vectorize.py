@@ -24,7 +24,9 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
   vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
   never touched). A uniform address is a scalar load (a store of a varying value to it is
-  a scatter: the last active lane wins, as in the scalar order).
+  a scatter: the last active lane wins, as in the scalar order). No check where the lanes
+  are consecutive by construction (``_affine``: the x ids, and a sign extension that
+  cannot wrap, ``_no_signed_wrap``): one plain vector access from a scalar pointer.
 * **Calls.** Element-wise LLVM intrinsics become their vector forms; libm functions with a
   glibc libmvec variant of W lanes call it, other pure libm calls run lane by lane.
   Calls that were not inlined (and other intrinsics) run once per active lane, in lane
@@ -898,7 +900,11 @@ class _Vectorizer(ValueLanes):
         if value.opname in ("add", "sub"):
             return all(self._affine(op, depth + 1) for op in ops)
         if value.opname in ("mul", "shl"):
-            k, x = (ops[1], ops[0]) if isinstance(ops[1], ir.Constant) else ops
+            k, x = (
+                (ops[1], ops[0])
+                if value.opname == "shl" or isinstance(ops[1], ir.Constant)
+                else ops
+            )
             return isinstance(k, ir.Constant) and self._affine(x, depth + 1)
         if value.opname == "sext":
             return self._no_signed_wrap(ops[0], ops[0].type.width, depth + 1)
