@@ -81,9 +81,10 @@ def _frame_scopes(ir_text: str, clone: str) -> tuple[set[str], set[str]]:
 
 
 def test_sgemm_k_loop_keeps_the_accumulator_in_a_register(monkeypatch, tmp_path):
-    """The benchmark's kernel: in the optimized code, no block of the ``k`` loop (the
-    blocks with the vector FMA) stores a vector of floats; before the frame scopes, the
-    accumulator was stored to its frame after every FMA."""
+    """The benchmark's kernel: in the optimized code, the blocks of the ``k`` loop (the
+    blocks with the vector FMA) store a vector of floats at most once per 16 FMAs (the
+    accumulator, once per chunk); before the frame scopes, the accumulator was stored to
+    its frame after every FMA."""
     monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
     program = _program(monkeypatch, SGEMM, True)
     note = program.translation().kernel_functions["sgemm"].wfv_note
@@ -110,7 +111,11 @@ def test_sgemm_k_loop_keeps_the_accumulator_in_a_register(monkeypatch, tmp_path)
     fma_blocks = [blk for blk in blocks if re.search(r"@llvm\.fma\.v\d+f32", blk)]
     assert fma_blocks, "the k loop was not vectorized"
     for block in fma_blocks:
-        assert not re.search(r"store <\d+ x float>", block), block
+        # At most one store per k loop (16 FMAs): with the B tile read as plain vector
+        # loads, the k loop is unrolled into the chunk loop's block, whose one store
+        # per chunk is the accumulator's after the k loop.
+        stores = len(re.findall(r"store <\d+ x float>", block))
+        assert stores * 16 <= len(re.findall(r"@llvm\.fma\.v\d+f32", block)), block
 
 
 @pytest.mark.parametrize(

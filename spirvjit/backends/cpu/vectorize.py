@@ -24,7 +24,9 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
   vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
   never touched). A uniform address is a scalar load (a store of a varying value to it is
-  a scatter: the last active lane wins, as in the scalar order).
+  a scatter: the last active lane wins, as in the scalar order). No check where the lanes
+  are consecutive by construction (``_affine``: the x ids, and a sign extension that
+  cannot wrap, ``_no_signed_wrap``): one plain vector access from a scalar pointer.
 * **Calls.** Element-wise LLVM intrinsics become their vector forms; libm functions with a
   glibc libmvec variant of W lanes call it, other pure libm calls run lane by lane.
   Calls that were not inlined (and other intrinsics) run once per active lane, in lane
@@ -71,6 +73,11 @@ FULL, UNIFORM, VARYING = 0, 1, 2
 
 # The work-item context slots (abi._QUERY_BASE): x global id, x local id, main-range flag.
 _GLOBAL_ID_X, _LOCAL_ID_X, _MAIN_RANGE = 0, 3, 25
+_X_IDS = (_GLOBAL_ID_X, _LOCAL_ID_X)
+# Local ids (and a region's linear id) are below this: the CPU launcher refuses larger
+# groups (launcher.MAX_WORK_GROUP_SIZE, far below it), so their low 32 bits read as a
+# signed int are the id itself (``_no_signed_wrap``).
+_LOCAL_SIZE_LIMIT = 1 << 31
 
 _BINARY = {
     "add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr",
@@ -861,7 +868,96 @@ class _Vectorizer(ValueLanes):
         self.b.ret_void()
 
     def _proven_consecutive(self, pointer) -> bool:
-        """Whether ``pointer``'s lanes are consecutive by construction (no check)."""
+        """Whether ``pointer``'s lanes are consecutive by construction (no check): its
+        lanes are lane 0's + i * stride (``_affine``), and the stride analysis (which
+        ``_consecutive`` asked first) says the stride is the element size."""
+        return self._affine(pointer)
+
+    def _affine(self, value, depth: int = 0) -> bool:
+        """Whether lane i of i64 or pointer ``value`` is lane 0's + i * its stride, modulo
+        2**64, by construction: an x id (first lane's + lane number, in i64), sums,
+        constant multiples and uniform offsets of those, a sign extension that cannot
+        wrap (``_no_signed_wrap``), an induction whose entry value is affine."""
+        value = self._resolve(value)
+        if value not in self.varying:
+            return True
+        if depth > 24:
+            return False
+        slot = self._ctx_slot(value) if isinstance(value, ir.LoadInstr) else None
+        if value in self._varying_arguments() or slot in _X_IDS:
+            return True
+        if isinstance(value, ir.GEPInstr):
+            ops = [value.pointer, *value.indices]
+            return all(
+                self._affine(op, depth + 1)
+                if op.type == I64 or isinstance(op.type, ir.PointerType)
+                else self._no_signed_wrap(op, op.type.width, depth + 1)  # sign-extended
+                for op in ops
+            )
+        if not isinstance(value, ir.Instruction) or value.type != I64:
+            return self._affine_induction(value, depth)
+        ops = [self._resolve(op) for op in value.operands]
+        if value.opname in ("add", "sub"):
+            return all(self._affine(op, depth + 1) for op in ops)
+        if value.opname in ("mul", "shl"):
+            k, x = (
+                (ops[1], ops[0])
+                if value.opname == "shl" or isinstance(ops[1], ir.Constant)
+                else ops
+            )
+            return isinstance(k, ir.Constant) and self._affine(x, depth + 1)
+        if value.opname == "sext":
+            return self._no_signed_wrap(ops[0], ops[0].type.width, depth + 1)
+        if value.opname == "ashr":  # ashr(shl(x, c), c): sext(trunc(x to 64 - c bits))
+            shl = ops[0]
+            if (
+                isinstance(shl, ir.Instruction)
+                and shl.opname == "shl"
+                and isinstance(ops[1], ir.Constant)
+                and isinstance(self._resolve(shl.operands[1]), ir.Constant)
+                and self._resolve(shl.operands[1]).constant == ops[1].constant
+            ):
+                bits = 64 - ops[1].constant
+                return self._no_signed_wrap(self._resolve(shl.operands[0]), bits, depth + 1)
+        return False
+
+    def _affine_induction(self, value, depth: int) -> bool:
+        if value not in self.induction:
+            return False
+        loop = next(lp for lp in self.loops if lp.header is value.parent)
+        entries = [v for v, p in value.incomings if p not in loop.body]
+        return all(self._affine(v, depth + 1) for v in entries)
+
+    def _no_signed_wrap(self, value, bits: int, depth: int) -> bool:
+        """Whether the low ``bits`` bits of ``value``, read as signed integers, are lane
+        0's + i * stride without wrapping around, so that their sign extension is affine.
+        The x ids are below the work-group size (at most ``_LOCAL_SIZE_LIMIT``, checked at
+        launch, ndrange.normalize_sizes); a uniform offset or constant factor keeps that
+        only through an ``add``/``sub``/``mul`` the IR marks ``nsw`` (OpenCL C's signed
+        arithmetic: overflow is undefined, so every lane that computes it does not wrap).
+        Never assumed from the kernel's types alone: an ``add`` without ``nsw`` may wrap."""
+        value = self._resolve(value)
+        if value not in self.varying:
+            return True
+        if depth > 24 or not isinstance(value, ir.Instruction):
+            return False
+        slot = self._ctx_slot(value) if isinstance(value, ir.LoadInstr) else None
+        if value in self._varying_arguments() or slot == _LOCAL_ID_X:
+            # the linear id of a region and the x local id: in [0, _LOCAL_SIZE_LIMIT)
+            return bits >= _LOCAL_SIZE_LIMIT.bit_length()
+        ops = [self._resolve(op) for op in value.operands]
+        if value.opname == "trunc":
+            return bits <= value.type.width and self._no_signed_wrap(ops[0], bits, depth + 1)
+        if value.opname == "sext":
+            inner = ops[0].type.width
+            return self._no_signed_wrap(ops[0], min(bits, inner), depth + 1)
+        if bits != value.type.width or "nsw" not in getattr(value, "flags", ()):
+            return False
+        if value.opname in ("add", "sub"):
+            return all(self._no_signed_wrap(op, bits, depth + 1) for op in ops)
+        if value.opname == "mul":
+            k, x = (ops[1], ops[0]) if isinstance(ops[1], ir.Constant) else ops
+            return isinstance(k, ir.Constant) and self._no_signed_wrap(x, bits, depth + 1)
         return False
 
     def _uniform_load(self, inst) -> bool:
@@ -1697,6 +1793,8 @@ class _RegionVectorizer(_Vectorizer):
     def _proven_consecutive(self, pointer) -> bool:
         """A frame element, ``frames + (uniform + linear * size)`` (Frame.slot): the
         lanes' linear ids are consecutive, in i64, so their addresses are too."""
+        if super()._proven_consecutive(pointer):
+            return True
         if not isinstance(pointer, ir.GEPInstr) or len(pointer.indices) != 1:
             return False
         if self._resolve(pointer.pointer) in self.varying:
