@@ -159,7 +159,7 @@ def test_inline_math_rewrites_scalar_and_libmvec_calls():
 
 @pytest.mark.slow
 def test_exp_every_float(program):
-    """All 2^32 inputs, in chunks (minutes)."""
+    """All 2^32 inputs, in chunks (22 minutes on 2 shared, loaded cores)."""
     worst = 0.0
     chunk = 1 << 26
     for start in range(0, 1 << 32, chunk):
