@@ -22,7 +22,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload, tiered, vectorize
+from . import codegen, debugload, tiered, vecmath, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -76,6 +76,8 @@ class CpuBackend(Backend):
                 # is not vectorized (tiered.py).
                 None if abi.debug_info or QUICK_OPTION in options else target.features,
             )
+        # After the vectorizer's clones: their libmvec calls are replaced too.
+        vecmath.inline_math(translation.module)
         if abi.debug_info:
             debugload.without_vex(translation.module)
         return translation
