@@ -180,13 +180,33 @@ def test_racing_threads_compile_each_tier_once_and_launches_racing_the_swap_are_
 def test_kernels_calling_libm_vector_functions_are_not_tiered(tiered_on) -> None:
     """libmvec rounds differently from libm: a quick tier could change results."""
     program = spirvjit.compile_opencl(
-        "kernel void exp_tiered(global float *y) { size_t i = get_global_id(0); y[i] = exp(y[i]); }"
+        "kernel void log_tiered(global float *y) { size_t i = get_global_id(0); y[i] = log(y[i]); }"
     )
-    kernel = program.kernel("exp_tiered")
-    y = np.linspace(-2, 2, 64, dtype=np.float32)
+    kernel = program.kernel("log_tiered")
+    y = np.linspace(0.5, 2, 64, dtype=np.float32)
     kernel(y, global_size=64)
     assert not isinstance(kernel._default, tiered.TieredKernel)
     assert tiered_on == [()]
+
+
+def test_inline_exp_kernels_are_tiered_with_the_same_bits(tiered_on, monkeypatch) -> None:
+    """exp is inline code (vecmath.py), the same bits scalar and vector: no libm call
+    keeps such a kernel from a quick tier."""
+    release = _held(monkeypatch)
+    program = spirvjit.compile_opencl(
+        "kernel void exp_tiered(global float *y) { size_t i = get_global_id(0); y[i] = exp(y[i]); }"
+    )
+    kernel = program.kernel("exp_tiered")
+    x = np.linspace(-80, 80, 4099, dtype=np.float32)
+    quick = x.copy()
+    kernel(quick, global_size=x.size)
+    assert isinstance(kernel._default, tiered.TieredKernel) and kernel._default.tier == 0
+    release.set()
+    assert kernel.wait_optimized(120)
+    optimized = x.copy()
+    kernel(optimized, global_size=x.size)
+    assert kernel._default.tier == 1
+    np.testing.assert_array_equal(quick.view(np.uint32), optimized.view(np.uint32))
 
 
 def test_off_without_the_variable(tiered_on, monkeypatch) -> None:
