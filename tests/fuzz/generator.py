@@ -39,6 +39,7 @@ maps -0 to +0).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass, field
 
@@ -214,11 +215,25 @@ class Generator:
         self.stmts, self.nest, self.depth, self.nseg = SIZES[size]
         self.seed = seed
         self.rng = random.Random(seed)
+        # A second stream draws the constructs added after the tester's first runs (vload/
+        # vstore, writes to vector components, work-group sizes that are not a multiple of
+        # the CPU vector width): the main stream, so every earlier seed's program, is
+        # unchanged apart from the added statements and expressions.
+        self.side = random.Random(f"{seed}/side")
         self.workarounds = workarounds
         self.defs: dict[str, str] = {}
         self.counter = 0
 
     # -------------------------------------------------------------- utilities
+    @contextlib.contextmanager
+    def side_stream(self):
+        """Draws everything inside from the side stream (see ``__init__``)."""
+        saved, self.rng = self.rng, self.side
+        try:
+            yield
+        finally:
+            self.rng = saved
+
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
@@ -322,6 +337,9 @@ class Generator:
     def leaf(self, ty: Ty, scope: list[Var]) -> str:
         if ty.n == 1:
             return self.scalar_leaf(ty.base, scope)
+        if self.side.random() < 0.12:
+            with self.side_stream():
+                return self.vload(ty, scope)
         cands = [v for v in scope if v.ty == ty and v.kind == "var"]
         if cands and self.chance(0.5):
             return self.pick(cands).name
@@ -339,6 +357,47 @@ class Generator:
         if ty.is_float:
             return self.float_expr(ty, scope, d)
         return self.int_expr(ty, scope, d)
+
+    def vload(self, ty: Ty, scope: list[Var]) -> str:
+        """``vloadN`` from the input (read as ``ty.base`` elements) or a private array."""
+        self.features.add("vload")
+        arrays = [v for v in scope if v.kind == "array" and v.ty == Ty(ty.base)]
+        arrays = [v for v in arrays if v.size >= ty.n]
+        if arrays and self.chance(0.5):
+            a = self.pick(arrays)
+            return f"vload{ty.n}({self.index_expr(scope)} % {a.size // ty.n}U, {a.name})"
+        count = IN_WORDS * 4 // (BITS[ty.base] // 8) // ty.n
+        idx = self.index_expr(scope)
+        if self.chance(0.5):  # consecutive or strided across work-items
+            idx = f"({self.pick(('gid', 'lid', 'lid * 3U'))} + {self.rng.randrange(count)}U)"
+        idx = f"{idx} % {count}U"
+        return f"vload{ty.n}({idx}, (__global const {ty.base} *)in)"
+
+    def component_write(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """A write to some components of a vector variable (``v.zx = ...``, ``v.s3 = ...``)
+        or a ``vstoreN`` into a private array."""
+        vecs = [v for v in scope if v.kind == "var" and v.ty.n > 1]
+        arrays = [v for v in scope if v.kind == "array" and v.ty.n == 1 and v.size >= 2]
+        if arrays and (not vecs or self.chance(0.3)):
+            a = self.pick(arrays)
+            n = self.pick([w for w in INT_VEC_WIDTHS if w <= a.size])
+            value = self.expr(Ty(a.ty.base, n), scope, 2)
+            idx = f"{self.index_expr(scope)} % {a.size // n}U"
+            self.features.add("vstore")
+            lines.append(f"{pad}vstore{n}({value}, {idx}, {a.name});")
+            return
+        if not vecs:
+            return
+        v = self.pick(vecs)
+        n = v.ty.n
+        k = self.pick([w for w in (1, 2, 3, 4) if w <= n])
+        comps = self.rng.sample(range(n), k)
+        if n <= 4 and self.chance(0.5):
+            sel = "".join("xyzw"[c] for c in comps)
+        else:
+            sel = "s" + "".join(f"{c:x}" for c in comps)
+        self.features.add("component_write")
+        lines.append(f"{pad}{v.name}.{sel} = {self.expr(Ty(v.ty.base, k), scope, 2)};")
 
     # integer expressions -----------------------------------------------------
     def int_binop(self, op: str, ty: Ty) -> str:
@@ -786,6 +845,9 @@ class Generator:
                 self.local_exchange(lines, local_scope, indent, declared)
             elif not pure:
                 self.atomic(lines, local_scope, indent, uniform)
+            if self.side.random() < 0.15:
+                with self.side_stream():
+                    self.component_write(lines, local_scope, pad)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
@@ -910,6 +972,9 @@ class Generator:
     # --------------------------------------------------------------- kernels
     def kernel(self, index: int) -> Kernel:
         wg = self.pick((4, 8, 16))
+        if self.side.random() < 0.35:
+            # not a multiple of the CPU's vector width: full chunks and a scalar remainder
+            wg = self.side.choice((6, 12, 20, 24))
         k = Kernel(f"k{index}", wg, wg * self.pick((1, 2, 4)))
         self.features: set[str] = set()
         self.kernel_helpers: list = []
