@@ -151,16 +151,37 @@ class Kernel:
     helpers: list[str] = field(default_factory=list)
     features: set[str] = field(default_factory=set)
     local_decls: list[str] = field(default_factory=list)
+    rows: int = 1  # work-group rows (y): a group is local_size // rows by rows
+    group_rows: int = 1  # rows of work-groups (y) in the NDRange
 
     @property
     def nseg(self) -> int:
         return len(self.segments)
 
+    @property
+    def local_shape(self) -> tuple[int, int]:
+        """(x, y) of a work-group; ``local_size`` work-items in all."""
+        return (self.local_size // self.rows, self.rows)
+
+    @property
+    def global_shape(self) -> tuple[int, int]:
+        """(x, y) of the NDRange; ``global_size`` work-items in all."""
+        groups = self.global_size // self.local_size
+        x, y = self.local_shape
+        return (x * groups // self.group_rows, y * self.group_rows)
+
     def source(self, keep: set[int] | None = None) -> str:
         """The kernel's helpers and body; segments not in ``keep`` are left out."""
         parts = list(self.helpers)
+        ids = "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);"
+        if self.rows > 1 or self.group_rows > 1:  # the same ids, numbered row by row
+            ids = (
+                "    const uint gid = get_global_id(0) + get_global_id(1) * get_global_size(0),\n"
+                "        lid = get_local_id(0) + get_local_id(1) * get_local_size(0),\n"
+                "        grp = get_group_id(0) + get_group_id(1) * get_num_groups(0);"
+            )
         body = [
-            "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);",
+            ids,
             *("    " + d for d in self.local_decls),
             "    ulong h;",
         ]
@@ -168,7 +189,8 @@ class Kernel:
             if keep is None or j in keep:
                 body.append(seg)
         parts.append(
-            f"__kernel __attribute__((reqd_work_group_size({self.local_size}, 1, 1)))\n"
+            f"__kernel __attribute__((reqd_work_group_size({self.local_shape[0]}, "
+            f"{self.rows}, 1)))\n"
             f"void {self.name}(__global ulong *out, __global const uint *in, "
             "__global uint *gat)\n{\n" + "\n".join(body) + "\n}\n"
         )
@@ -976,6 +998,11 @@ class Generator:
             # not a multiple of the CPU's vector width: full chunks and a scalar remainder
             wg = self.side.choice((6, 12, 20, 24))
         k = Kernel(f"k{index}", wg, wg * self.pick((1, 2, 4)))
+        if self.side.random() < 0.3:
+            # a two-dimensional NDRange: rows of work-items and rows of work-groups
+            k.rows = self.side.choice([r for r in (2, 3, 4) if wg % r == 0])
+            groups = k.global_size // wg
+            k.group_rows = self.side.choice([r for r in (1, 2) if groups % r == 0])
         self.features: set[str] = set()
         self.kernel_helpers: list = []
         self.barrier_helpers: list[str] = []

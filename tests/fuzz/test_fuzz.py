@@ -65,8 +65,16 @@ def test_programs_use_every_feature():
 def test_work_group_sizes_leave_a_remainder_to_the_vectorizer():
     """Some work-groups are not a multiple of the CPU's vector width (8 or 16 lanes): the
     vectorized chunks and the scalar remainder run in one group."""
-    sizes = {k.local_size for seed in range(10) for k in generate(seed, 10).kernels}
+    kernels = [k for seed in range(10) for k in generate(seed, 10).kernels]
+    sizes = {k.local_size for k in kernels}
     assert {4, 8, 16} <= sizes and sizes - {4, 8, 16}
+    # two-dimensional NDRanges, some with several rows of work-groups
+    shapes = {(k.local_shape, k.global_shape) for k in kernels if k.rows > 1}
+    assert any(glob[1] > loc[1] for loc, glob in shapes)
+    for k in kernels:
+        (lx, ly), (gx, gy) = k.local_shape, k.global_shape
+        assert lx * ly == k.local_size and gx * gy == k.global_size
+        assert gx % lx == 0 and gy % ly == 0
 
 
 def test_side_stream_keeps_the_main_programs():
