@@ -958,9 +958,40 @@ class Generator:
             lines.append(f"{pad}lm[lid] = {value};")
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
             idx = self.pick((f"(lid + {off}U) % {wg}U", f"{wg - 1}U - lid"))
+            with self.side_stream():
+                self.local_rewrite(lines, scope, pad, off)
             lines.append(f"{pad}{lm_ty.name} {v.name} = lm[{idx}];")
         scope.append(v)
         declared.append(v)
+
+    def local_rewrite(self, lines, scope, pad, off) -> None:
+        """Between the write of ``lm`` and its read: nothing, a tree reduction (a loop with
+        a barrier, some work-items idle at each step) or a rewrite of some slots by the
+        work-items a divergent condition picks (each slot by one work-item)."""
+        lm_ty, wg = self.lm
+        r = self.rng.random()
+        if r < 0.4:
+            s = self.fresh("s")
+            if lm_ty.is_float:
+                comb = f"lm[lid] + lm[lid + {s}]"
+            elif self.chance(0.5):
+                comb = f"lm[lid] {self.pick(('^', '|', '&'))} lm[lid + {s}]"
+            else:
+                comb = f"{self.pick(('max', 'min'))}(lm[lid], lm[lid + {s}])"
+            self.features.add("local_reduction")
+            lines.append(f"{pad}for (uint {s} = 1U; {s} < {wg}U; {s} <<= 1) {{")
+            lines.append(
+                f"{pad}    if ((lid & (2U * {s} - 1U)) == 0U && lid + {s} < {wg}U) "
+                f"lm[lid] = ({lm_ty.name})({comb});"
+            )
+            lines.append(f"{pad}    barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}}}")
+        elif r < 0.7:
+            self.features.add("local_divergent_store")
+            cond = self.condition(scope, 1)
+            value = self.expr(lm_ty, scope, 2)
+            lines.append(f"{pad}if ({cond}) lm[(lid + {off}U) % {wg}U] = {value};")
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
 
     def atomic(self, lines, scope, indent, uniform) -> None:
         pad = "    " * indent

@@ -59,7 +59,8 @@ def test_programs_use_every_feature():
         for k in generate(seed, 20, size="small").kernels:
             seen |= k.features
     want = {"switch", "barrier_helper_multi", "local", "local_atomic", "global_atomic"}
-    assert want | {"any_all", "convert_int", "vload", "vstore", "component_write"} <= seen
+    want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
+    assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 
 def test_work_group_sizes_leave_a_remainder_to_the_vectorizer():
