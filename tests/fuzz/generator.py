@@ -357,11 +357,15 @@ class Generator:
         return f"(uint)({self.expr(Ty(self.pick(('int', 'uint', 'uchar', 'long'))), scope, 1)})"
 
     def leaf(self, ty: Ty, scope: list[Var]) -> str:
-        if ty.n == 1:
-            return self.scalar_leaf(ty.base, scope)
-        if self.side.random() < 0.12:
+        text = self.main_leaf(ty, scope)  # drawn first: the main stream stays as it was
+        if ty.n > 1 and self.side.random() < 0.12:
             with self.side_stream():
                 return self.vload(ty, scope)
+        return text
+
+    def main_leaf(self, ty: Ty, scope: list[Var]) -> str:
+        if ty.n == 1:
+            return self.scalar_leaf(ty.base, scope)
         cands = [v for v in scope if v.ty == ty and v.kind == "var"]
         if cands and self.chance(0.5):
             return self.pick(cands).name
@@ -946,7 +950,10 @@ class Generator:
         lm_ty, wg = self.lm
         v = Var(self.fresh("x"), lm_ty)
         value = self.expr(lm_ty, scope, 2)
-        off = self.rng.randint(1, wg - 1) if wg > 1 else 0
+        # drawn for the main stream's group size, whatever the side stream made it
+        main_wg = self.main_wg
+        off = self.rng.randint(1, main_wg - 1) if main_wg > 1 else 0
+        off = 1 + (off - 1) % (wg - 1) if wg > 1 else 0
         self.features.add("local")
         if helper or (self.barrier_helpers and self.chance(0.6)):
             fn = helper or self.pick(self.barrier_helpers)
@@ -1024,7 +1031,7 @@ class Generator:
 
     # --------------------------------------------------------------- kernels
     def kernel(self, index: int) -> Kernel:
-        wg = self.pick((4, 8, 16))
+        wg = self.main_wg = self.pick((4, 8, 16))
         if self.side.random() < 0.35:
             # not a multiple of the CPU's vector width: full chunks and a scalar remainder
             wg = self.side.choice((6, 12, 20, 24))

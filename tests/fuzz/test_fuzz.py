@@ -102,6 +102,17 @@ def test_side_stream_keeps_the_main_programs():
     finally:
         generator.random.Random = real
     assert hashlib.sha256(text.encode()).hexdigest()[:16] == PINNED_1000
+    # and whatever the side stream draws, the main stream makes the same draws
+    for seed in range(20):
+        ends = []
+        for side in (Never(), None):
+            g = generator.Generator(seed)
+            if side is not None:
+                g.side = side
+            for i in range(5):
+                g.kernel(i)
+            ends.append(g.rng.getstate())
+        assert ends[0] == ends[1], seed
 
 
 def test_no_float_op_outside_the_exact_set():
