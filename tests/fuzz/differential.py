@@ -328,6 +328,11 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
             for k in KNOWN
             if active.get((k.key, f.producer)) and (k.feature is None or k.feature in features)
         ]
+        if f.kind in ("timeout", "died"):
+            # No known bug hangs or kills the process, and a spelling that runs in time
+            # says nothing about why the original did not (a loaded machine, a slow
+            # compile): this stays for a person to look at.
+            continue
         if f.kind == "error":
             for k in cands:
                 if k.message and re.search(k.message, f.detail):
