@@ -39,6 +39,7 @@ maps -0 to +0).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass, field
 
@@ -150,16 +151,37 @@ class Kernel:
     helpers: list[str] = field(default_factory=list)
     features: set[str] = field(default_factory=set)
     local_decls: list[str] = field(default_factory=list)
+    rows: int = 1  # work-group rows (y): a group is local_size // rows by rows
+    group_rows: int = 1  # rows of work-groups (y) in the NDRange
 
     @property
     def nseg(self) -> int:
         return len(self.segments)
 
+    @property
+    def local_shape(self) -> tuple[int, int]:
+        """(x, y) of a work-group; ``local_size`` work-items in all."""
+        return (self.local_size // self.rows, self.rows)
+
+    @property
+    def global_shape(self) -> tuple[int, int]:
+        """(x, y) of the NDRange; ``global_size`` work-items in all."""
+        groups = self.global_size // self.local_size
+        x, y = self.local_shape
+        return (x * groups // self.group_rows, y * self.group_rows)
+
     def source(self, keep: set[int] | None = None) -> str:
         """The kernel's helpers and body; segments not in ``keep`` are left out."""
         parts = list(self.helpers)
+        ids = "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);"
+        if self.rows > 1 or self.group_rows > 1:  # the same ids, numbered row by row
+            ids = (
+                "    const uint gid = get_global_id(0) + get_global_id(1) * get_global_size(0),\n"
+                "        lid = get_local_id(0) + get_local_id(1) * get_local_size(0),\n"
+                "        grp = get_group_id(0) + get_group_id(1) * get_num_groups(0);"
+            )
         body = [
-            "    const uint gid = get_global_id(0), lid = get_local_id(0), grp = get_group_id(0);",
+            ids,
             *("    " + d for d in self.local_decls),
             "    ulong h;",
         ]
@@ -167,7 +189,8 @@ class Kernel:
             if keep is None or j in keep:
                 body.append(seg)
         parts.append(
-            f"__kernel __attribute__((reqd_work_group_size({self.local_size}, 1, 1)))\n"
+            f"__kernel __attribute__((reqd_work_group_size({self.local_shape[0]}, "
+            f"{self.rows}, 1)))\n"
             f"void {self.name}(__global ulong *out, __global const uint *in, "
             "__global uint *gat)\n{\n" + "\n".join(body) + "\n}\n"
         )
@@ -214,11 +237,25 @@ class Generator:
         self.stmts, self.nest, self.depth, self.nseg = SIZES[size]
         self.seed = seed
         self.rng = random.Random(seed)
+        # A second stream draws the constructs added after the tester's first runs (vload/
+        # vstore, writes to vector components, work-group sizes that are not a multiple of
+        # the CPU vector width): the main stream, so every earlier seed's program, is
+        # unchanged apart from the added statements and expressions.
+        self.side = random.Random(f"{seed}/side")
         self.workarounds = workarounds
         self.defs: dict[str, str] = {}
         self.counter = 0
 
     # -------------------------------------------------------------- utilities
+    @contextlib.contextmanager
+    def side_stream(self):
+        """Draws everything inside from the side stream (see ``__init__``)."""
+        saved, self.rng = self.rng, self.side
+        try:
+            yield
+        finally:
+            self.rng = saved
+
     def fresh(self, prefix: str) -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
@@ -320,6 +357,13 @@ class Generator:
         return f"(uint)({self.expr(Ty(self.pick(('int', 'uint', 'uchar', 'long'))), scope, 1)})"
 
     def leaf(self, ty: Ty, scope: list[Var]) -> str:
+        text = self.main_leaf(ty, scope)  # drawn first: the main stream stays as it was
+        if ty.n > 1 and self.side.random() < 0.12:
+            with self.side_stream():
+                return self.vload(ty, scope)
+        return text
+
+    def main_leaf(self, ty: Ty, scope: list[Var]) -> str:
         if ty.n == 1:
             return self.scalar_leaf(ty.base, scope)
         cands = [v for v in scope if v.ty == ty and v.kind == "var"]
@@ -339,6 +383,47 @@ class Generator:
         if ty.is_float:
             return self.float_expr(ty, scope, d)
         return self.int_expr(ty, scope, d)
+
+    def vload(self, ty: Ty, scope: list[Var]) -> str:
+        """``vloadN`` from the input (read as ``ty.base`` elements) or a private array."""
+        self.features.add("vload")
+        arrays = [v for v in scope if v.kind == "array" and v.ty == Ty(ty.base)]
+        arrays = [v for v in arrays if v.size >= ty.n]
+        if arrays and self.chance(0.5):
+            a = self.pick(arrays)
+            return f"vload{ty.n}({self.index_expr(scope)} % {a.size // ty.n}U, {a.name})"
+        count = IN_WORDS * 4 // (BITS[ty.base] // 8) // ty.n
+        idx = self.index_expr(scope)
+        if self.chance(0.5):  # consecutive or strided across work-items
+            idx = f"({self.pick(('gid', 'lid', 'lid * 3U'))} + {self.rng.randrange(count)}U)"
+        idx = f"{idx} % {count}U"
+        return f"vload{ty.n}({idx}, (__global const {ty.base} *)in)"
+
+    def component_write(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """A write to some components of a vector variable (``v.zx = ...``, ``v.s3 = ...``)
+        or a ``vstoreN`` into a private array."""
+        vecs = [v for v in scope if v.kind == "var" and v.ty.n > 1]
+        arrays = [v for v in scope if v.kind == "array" and v.ty.n == 1 and v.size >= 2]
+        if arrays and (not vecs or self.chance(0.3)):
+            a = self.pick(arrays)
+            n = self.pick([w for w in INT_VEC_WIDTHS if w <= a.size])
+            value = self.expr(Ty(a.ty.base, n), scope, 2)
+            idx = f"{self.index_expr(scope)} % {a.size // n}U"
+            self.features.add("vstore")
+            lines.append(f"{pad}vstore{n}({value}, {idx}, {a.name});")
+            return
+        if not vecs:
+            return
+        v = self.pick(vecs)
+        n = v.ty.n
+        k = self.pick([w for w in (1, 2, 3, 4) if w <= n])
+        comps = self.rng.sample(range(n), k)
+        if n <= 4 and self.chance(0.5):
+            sel = "".join("xyzw"[c] for c in comps)
+        else:
+            sel = "s" + "".join(f"{c:x}" for c in comps)
+        self.features.add("component_write")
+        lines.append(f"{pad}{v.name}.{sel} = {self.expr(Ty(v.ty.base, k), scope, 2)};")
 
     # integer expressions -----------------------------------------------------
     def int_binop(self, op: str, ty: Ty) -> str:
@@ -786,6 +871,9 @@ class Generator:
                 self.local_exchange(lines, local_scope, indent, declared)
             elif not pure:
                 self.atomic(lines, local_scope, indent, uniform)
+            if self.side.random() < 0.15:
+                with self.side_stream():
+                    self.component_write(lines, local_scope, pad)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
@@ -862,7 +950,10 @@ class Generator:
         lm_ty, wg = self.lm
         v = Var(self.fresh("x"), lm_ty)
         value = self.expr(lm_ty, scope, 2)
-        off = self.rng.randint(1, wg - 1) if wg > 1 else 0
+        # drawn for the main stream's group size, whatever the side stream made it
+        main_wg = self.main_wg
+        off = self.rng.randint(1, main_wg - 1) if main_wg > 1 else 0
+        off = 1 + (off - 1) % (wg - 1) if wg > 1 else 0
         self.features.add("local")
         if helper or (self.barrier_helpers and self.chance(0.6)):
             fn = helper or self.pick(self.barrier_helpers)
@@ -874,9 +965,40 @@ class Generator:
             lines.append(f"{pad}lm[lid] = {value};")
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
             idx = self.pick((f"(lid + {off}U) % {wg}U", f"{wg - 1}U - lid"))
+            with self.side_stream():
+                self.local_rewrite(lines, scope, pad, off)
             lines.append(f"{pad}{lm_ty.name} {v.name} = lm[{idx}];")
         scope.append(v)
         declared.append(v)
+
+    def local_rewrite(self, lines, scope, pad, off) -> None:
+        """Between the write of ``lm`` and its read: nothing, a tree reduction (a loop with
+        a barrier, some work-items idle at each step) or a rewrite of some slots by the
+        work-items a divergent condition picks (each slot by one work-item)."""
+        lm_ty, wg = self.lm
+        r = self.rng.random()
+        if r < 0.4:
+            s = self.fresh("s")
+            if lm_ty.is_float:
+                comb = f"lm[lid] + lm[lid + {s}]"
+            elif self.chance(0.5):
+                comb = f"lm[lid] {self.pick(('^', '|', '&'))} lm[lid + {s}]"
+            else:
+                comb = f"{self.pick(('max', 'min'))}(lm[lid], lm[lid + {s}])"
+            self.features.add("local_reduction")
+            lines.append(f"{pad}for (uint {s} = 1U; {s} < {wg}U; {s} <<= 1) {{")
+            lines.append(
+                f"{pad}    if ((lid & (2U * {s} - 1U)) == 0U && lid + {s} < {wg}U) "
+                f"lm[lid] = ({lm_ty.name})({comb});"
+            )
+            lines.append(f"{pad}    barrier(CLK_LOCAL_MEM_FENCE);")
+            lines.append(f"{pad}}}")
+        elif r < 0.7:
+            self.features.add("local_divergent_store")
+            cond = self.condition(scope, 1)
+            value = self.expr(lm_ty, scope, 2)
+            lines.append(f"{pad}if ({cond}) lm[(lid + {off}U) % {wg}U] = {value};")
+            lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
 
     def atomic(self, lines, scope, indent, uniform) -> None:
         pad = "    " * indent
@@ -909,8 +1031,16 @@ class Generator:
 
     # --------------------------------------------------------------- kernels
     def kernel(self, index: int) -> Kernel:
-        wg = self.pick((4, 8, 16))
+        wg = self.main_wg = self.pick((4, 8, 16))
+        if self.side.random() < 0.35:
+            # not a multiple of the CPU's vector width: full chunks and a scalar remainder
+            wg = self.side.choice((6, 12, 20, 24))
         k = Kernel(f"k{index}", wg, wg * self.pick((1, 2, 4)))
+        if self.side.random() < 0.3:
+            # a two-dimensional NDRange: rows of work-items and rows of work-groups
+            k.rows = self.side.choice([r for r in (2, 3, 4) if wg % r == 0])
+            groups = k.global_size // wg
+            k.group_rows = self.side.choice([r for r in (1, 2) if groups % r == 0])
         self.features: set[str] = set()
         self.kernel_helpers: list = []
         self.barrier_helpers: list[str] = []

@@ -117,11 +117,14 @@ class CpuABI:
 
     def check_table(self, builder: ir.IRBuilder, hidden: list[ir.Value]) -> ir.Value:
         """The launch's check table (checked mode)."""
-        table = builder.load(
+        # Not an invariant load: the context is memory the work-group function writes
+        # (and the vectorizer copies once per lane for a call it runs lane by lane); an
+        # invariant load of the copy could move above the copy and read garbage (a null
+        # table, a crash: differential finding seed 24350 kernel 1, checked, WFV=all).
+        # The table's own words are invariant (translate/checks.py).
+        return builder.load(
             builder.gep(hidden[0], [_i32(0), _i32(2)], source_etype=_CONTEXT), typ=PTR
         )
-        table.set_metadata("invariant.load", builder.module.add_metadata([]))
-        return table
 
     def check_fast_slot(self, builder: ir.IRBuilder, ctx: ir.Value) -> ir.Value:
         """Checked mode: the context word that says the group's range check held."""
