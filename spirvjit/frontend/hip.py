@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from spirvjit.frontend.alignment_repair import repair_alignments
 from spirvjit.frontend.opencl import run_compiler
 from spirvjit.toolchain import require_tool
 
@@ -73,7 +74,7 @@ def hip_to_spirv(
             run_compiler([opt, "-O2", bc, "-o", opt_bc], "optimize", filename, tmp)
             run_compiler([llc, *_LLC_FLAGS, opt_bc, "-o", spv], "translate", filename, tmp)
             with open(spv, "rb") as f:
-                return f.read()
+                return repair_alignments(f.read())[0]
         bundle = os.path.join(tmp, "out.bundle")
         bundler = require_tool("clang-offload-bundler", "extracting SPIR-V from an offload bundle")
         run_compiler(
@@ -86,7 +87,7 @@ def hip_to_spirv(
         unbundle += [f"--targets={BUNDLE_ENTRY}", f"--output={spv}"]
         run_compiler(unbundle, "unbundle", filename, tmp)
         with open(spv, "rb") as f:
-            return f.read()
+            return repair_alignments(f.read())[0]
 
 
 def read_source(source_or_path: str | os.PathLike) -> tuple[str, str, list[str]]:

@@ -42,6 +42,7 @@ import tempfile
 from collections.abc import Sequence
 
 from spirvjit.errors import CompileError
+from spirvjit.frontend.alignment_repair import repair_alignments
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import (
@@ -182,7 +183,9 @@ def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
         backend += ["-Xclang", "-disable-llvm-passes"]
     run_compiler([*backend, ll, "-o", spv], "compile", name, tmp)
     with open(spv, "rb") as f:
-        spirv = f.read()
+        spirv, repaired = repair_alignments(f.read())
+    if repaired:
+        _log.debug("%s: repaired %d Alignment decorations of clang's back end", name, repaired)
     with open(spv, "wb") as f:
         f.write(annotate_spirv(spirv, infos))
 
