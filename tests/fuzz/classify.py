@@ -104,6 +104,15 @@ KNOWN = (
         reference_bug=True,
     ),
     Known(
+        "pocl-loop",
+        "known: PoCL 3.1 runs a loop with a work-item dependent trip count at least once when a "
+        "barrier follows it (findings/pocl_bugs.cl loop_before_barrier)",
+        ("clang", "translator"),
+        feature="divergent_loop",
+        workaround="pocl_loop",
+        reference_bug=True,
+    ),
+    Known(
         "item9",
         "known: issue 12 item 9 (clang-15 -O2 emits freeze, which llvm-spirv-15 rejects)",
         ("translator",),
@@ -205,24 +214,35 @@ def probe_tr_decoration(producer: str) -> bool:
 FINDINGS = os.path.join(os.path.dirname(__file__), "findings")
 
 
-@functools.cache
-def probe_pocl_vdiv(producer: str) -> bool:
-    """PoCL's result of findings/pocl_bugs.cl ``vector_div_by_select`` is wrong (the same for
-    every producer: it is the reference's bug)."""
+def _run_pocl_bug(name: str, size: int) -> list[int]:
+    """Runs kernel ``name`` of findings/pocl_bugs.cl on PoCL (one work-group of ``size``)."""
     import pyopencl as cl
 
     with open(os.path.join(FINDINGS, "pocl_bugs.cl")) as f:
-        src = re.search(r"^__kernel void vector_div_by_select\(.*?^\}", f.read(), re.M | re.S)[0]
+        src = re.search(rf"^__kernel void {name}\(.*?^\}}", f.read(), re.M | re.S)[0]
     platform = next(p for p in cl.get_platforms() if "Portable" in p.name)
     ctx = cl.Context(platform.get_devices())
     queue = cl.CommandQueue(ctx)
     prog = cl.Program(ctx, src).build(options=PROBE_OPTIONS)
     out = np.zeros(4, np.uint64)
     buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
-    prog.vector_div_by_select(queue, (1,), (1,), buf)
+    getattr(prog, name)(queue, (size,), (size,), buf)
     cl.enqueue_copy(queue, out, buf)
     queue.finish()
-    return out.astype(np.int64).tolist() != [2, 2, 0, 7]  # the spec's quotients
+    return out.astype(np.int64).tolist()
+
+
+@functools.cache
+def probe_pocl_vdiv(producer: str) -> bool:
+    """PoCL's result of findings/pocl_bugs.cl ``vector_div_by_select`` is wrong (the same for
+    every producer: it is the reference's bug)."""
+    return _run_pocl_bug("vector_div_by_select", 1) != [2, 2, 0, 7]  # the spec's quotients
+
+
+@functools.cache
+def probe_pocl_loop(producer: str) -> bool:
+    """PoCL's result of findings/pocl_bugs.cl ``loop_before_barrier`` is wrong."""
+    return _run_pocl_bug("loop_before_barrier", 4) != [2**32 - 1, 4, 2**32 - 1, 4]
 
 
 def _probe_file(key: str, name: str):
@@ -253,6 +273,7 @@ PROBES = {
     "item8": probe_item8,
     "item9": probe_item9,
     "pocl-vdiv": probe_pocl_vdiv,
+    "pocl-loop": probe_pocl_loop,
 }
 
 

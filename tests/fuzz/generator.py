@@ -57,7 +57,7 @@ ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
-KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv")
+KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv", "pocl_loop")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
 REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs"})
 
@@ -899,7 +899,21 @@ class Generator:
             bound = f"(int)(in[{self.in_index()}] % 5U)"
             body_uniform = False
         is_while = self.chance(0.3)
-        if is_while:
+        rotated = False
+        if not bound.isdigit():
+            self.features.add("divergent_loop")  # see "pocl_loop" below
+            # PoCL 3.1 runs a loop with an input-dependent trip count at least once when the
+            # kernel has a barrier after it (findings/pocl_bugs.cl loop_before_barrier); a
+            # guarded do-while is the same loop (`continue` still steps, then tests) and
+            # PoCL gets it right.
+            rotated = "pocl_loop" in self.workarounds
+        if rotated and is_while:  # as many lines as the plain spellings (test_fuzz checks)
+            lines.append(f"{pad}{{ int {i} = 0;")
+            lines.append(f"{pad}if ({i} < {bound}) do {{")
+            lines.append(f"{pad}    {i}++;")
+        elif rotated:
+            lines.append(f"{pad}{{ int {i} = 0; if ({i} < {bound}) do {{")
+        elif is_while:
             # a while loop whose counter is stepped first, so `continue` cannot skip it
             lines.append(f"{pad}{{ int {i} = 0;")
             lines.append(f"{pad}while ({i} < {bound}) {{")
@@ -908,7 +922,11 @@ class Generator:
             lines.append(f"{pad}for (int {i} = 0; {i} < {bound}; {i}++) {{")
         loop_kind = "uniform" if body_uniform else "divergent"
         self.block(lines, scope + [lv], depth - 1, body_uniform, loop_kind, indent + 1, pure)
-        lines.append(f"{pad}}}" + (" }" if is_while else ""))
+        if rotated:
+            step = "" if is_while else "++"
+            lines.append(f"{pad}}} while ({step}{i} < {bound}); }}")
+        else:
+            lines.append(f"{pad}}}" + (" }" if is_while else ""))
 
     def switch(self, lines, scope, depth, in_loop, indent, pure) -> None:
         pad = "    " * indent

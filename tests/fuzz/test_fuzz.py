@@ -60,6 +60,7 @@ def test_programs_use_every_feature():
             seen |= k.features
     want = {"switch", "barrier_helper_multi", "local", "local_atomic", "global_atomic"}
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
+    want |= {"divergent_loop"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 

@@ -40,3 +40,15 @@ __kernel void vector_div_by_select(__global ulong *out) { // stores 99 11 7 7; e
     int4 v = (int4)(99, 11, 7, 7) / select(b, (int4)1, b == (int4)0);
     out[0] = v.s0; out[1] = v.s1; out[2] = v.s2; out[3] = v.s3;
 }
+// A loop whose trip count differs between work-items and whose body only stores a constant,
+// followed by a barrier, runs at least once in every work-item: PoCL stores 4 in every
+// work-item; the spec (and spirvjit, and PoCL without the barrier or with -cl-opt-disable)
+// gives 0xffffffff in the work-items with an even local id. Not hit with a body that depends
+// on the loop (v += 4, v = i), nor when the loop is written as `if (n > 0) do ... while`.
+// The differential tester's 1,000-program run (seed 57 count 10 kernel 9) found it.
+__kernel void loop_before_barrier(__global ulong *out) { // stores 4 4 4 4; expect ~0U 4 ~0U 4
+    uint v = 0xffffffffU;
+    for (int i = 0; i < (int)(get_local_id(0) % 2); i++) v = 4;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_local_id(0)] = v;
+}
