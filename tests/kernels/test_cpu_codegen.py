@@ -214,12 +214,12 @@ def test_kernel_without_loops_keeps_its_rest_range_inlined() -> None:
     assert not re.search(r"\bcall[q]?\s+spv\.saxpy", program.assembly("saxpy"))
 
 
-def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
-    """Barrier kernels (a copy of the step function per region) took 84-230 ms of cold
-    JIT at O3; at O2 about a third less, with the same vector code in their hot loops."""
+@pytest.fixture
+def optimize_levels(monkeypatch) -> list[int]:
+    """The LLVM pipeline level of every CPU kernel optimized while the test runs."""
     from spirvjit.backends.cpu import codegen
 
-    levels = []
+    levels: list[int] = []
     optimize = codegen.optimize
 
     def recording(module, target, speed_level=3):
@@ -227,6 +227,15 @@ def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
         return optimize(module, target, speed_level)
 
     monkeypatch.setattr(codegen, "optimize", recording)
+    return levels
+
+
+def test_barrier_kernels_are_optimized_at_o2(optimize_levels) -> None:
+    """Barrier kernels (a copy of the step function per region) took 84-230 ms of cold
+    JIT at O3; at O2 about a third less, with the same vector code in their hot loops."""
+    from spirvjit.backends.cpu import codegen
+
+    levels = optimize_levels
     source = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels" / "reduction.cl"
     # Renamed: kernels of their own, which no cache holds.
     program = spirvjit.compile_opencl(source.read_text().replace("reduction", "reduction_o2"))
@@ -244,20 +253,11 @@ def test_barrier_kernels_are_optimized_at_o2(monkeypatch) -> None:
     assert partial.sum() == pytest.approx(n * (n + 1) / 2, rel=1e-6)
 
 
-def test_opt_level_variable_forces_the_pipeline_level(monkeypatch) -> None:
+def test_opt_level_variable_forces_the_pipeline_level(monkeypatch, optimize_levels) -> None:
     """SPIRVJIT_OPT_LEVEL forces the LLVM pipeline level of every CPU kernel (barrier
     kernels included) and is part of the cache key: code made at one level is not taken
     for another."""
-    from spirvjit.backends.cpu import codegen
-
-    levels = []
-    optimize = codegen.optimize
-
-    def recording(module, target, speed_level=3):
-        levels.append(speed_level)
-        return optimize(module, target, speed_level)
-
-    monkeypatch.setattr(codegen, "optimize", recording)
+    levels = optimize_levels
     source = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels" / "reduction.cl"
     program = spirvjit.compile_opencl(source.read_text().replace("reduction", "reduction_o1"))
     text = (EXAMPLES / "saxpy.cl").read_text()
