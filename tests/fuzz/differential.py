@@ -394,6 +394,35 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
             break
 
 
+def rerun_unexplained(findings: list[Finding], pool: Pool) -> None:
+    """Runs each unexplained mismatch's kernel once more on PoCL and the producer, and
+    says in its detail whether the mismatch repeated. A mismatch that does not repeat
+    stays unexplained (it may be a race in spirvjit as well as in PoCL), but it points
+    the person who looks at it at nondeterminism rather than a miscompile."""
+    wanted = [f for f in findings if f.verdict == "unexplained" and f.kind == "mismatch"]
+    if not wanted:
+        return
+    jobs = {
+        id(f): Job(f.seed, f.count, (f.index,), frozenset(), (REFERENCE, f.producer), f.size)
+        for f in wanted
+    }
+    results: dict = {}
+    pool.run(list(jobs.values()), lambda job, status, payload: results.update({job: payload}))
+    for f in wanted:
+        payload = results.get(jobs[id(f)])
+        if not isinstance(payload, dict):
+            f.detail += "\n(rerun: no result)"
+            continue
+        nseg = generate(f.seed, f.count, size=f.size).kernels[f.index].nseg
+        ref, got = payload[REFERENCE][f.index], payload[f.producer][f.index]
+        repeated = ref.error or compare(ref, got, nseg) is not None
+        f.detail += (
+            "\n(rerun: the mismatch repeated)"
+            if repeated
+            else ("\n(rerun: did NOT repeat; PoCL and spirvjit agreed the second time)")
+        )
+
+
 # ------------------------------------------------------------------ main
 def header(f: Finding, batch: Batch) -> str:
     k = batch.kernels[f.index]
@@ -519,6 +548,7 @@ def run(
         pool.run(again, done)
     if classify_known and findings:
         explain(findings, pool, log)
+    rerun_unexplained(findings, pool)
     pool.close()
     for f in findings:
         if keep:
