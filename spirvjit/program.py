@@ -96,11 +96,8 @@ class Program:
             self.module, self.target, self.spec_constants, self.symbol_prefix
         )
         if signatures is None:
-            # Tiered (CPU): the quick tier's translation has the same signatures, for a
-            # fraction of the time; the optimized one is made on the background thread.
-            tiered = self.target.kind == "cpu" and config.tiered()
-            translation = self._translation_for((jit.QUICK_TIER,) if tiered else ())
-            signatures = translation.kernels
+            variant = backend(self.target.kind).signature_variant(self.target)
+            signatures = self._translation_for(variant).kernels
         self._signatures = signatures
 
     @property

@@ -67,6 +67,12 @@ class Backend(ABC):
         device library's fingerprint): part of the cache key."""
         return ()
 
+    def signature_variant(self, target: Target) -> tuple:
+        """The kernel variant (a specialization) whose translation gives the program's
+        kernel signatures when the SPIR-V alone does not: () the program's own; the CPU's
+        quick tier when tiered, which translates in a fraction of the time."""
+        return ()
+
     @abstractmethod
     def translate_program(
         self,

@@ -60,6 +60,11 @@ class CpuBackend(Backend):
         level = config.opt_level()
         return options if level is None else (*options, f"opt={level}")
 
+    def signature_variant(self, target: Target) -> tuple:
+        # Tiered: the quick tier's translation (no vectorizer) has the same signatures;
+        # the optimized one is made on the background thread.
+        return (QUICK_TIER,) if config.tiered() else ()
+
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ):
