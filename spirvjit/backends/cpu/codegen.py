@@ -345,9 +345,7 @@ def load_runtime_module(ir_text: str, label: str, symbols: tuple[str, ...]):
     from ...translate.kernel_ir import parse_ir
 
     target = host_target()
-    machine = llvm.Target.from_triple(target.triple).create_target_machine(
-        cpu=target.arch, features=target.features, opt=0, reloc="pic", codemodel="default"
-    )
+    machine = _new_target_machine(target, opt=0)
     header = f'target triple = "{target.triple}"\ntarget datalayout = "{machine.target_data}"\n'
     obj = emit_object(parse_ir(header + ir_text, label), target, machine)
     builder = llvm.JITLibraryBuilder().add_object_img(obj).add_current_process()
