@@ -287,8 +287,20 @@ def test_only_gpu_dots_are_contracted():
     program = spirvjit.compile_opencl(RSQRT_DOT)
     host = str(program.translation().module)
     gpu = str(program.for_target(spirvjit.parse_target("sm_90")).translation().module)
-    assert re.search(r"fmul contract <4 x float>", gpu)
+    assert len(re.findall(r"call float @\"?llvm\.fmuladd\.f32", gpu)) >= 3
     assert re.search(r"fmul <4 x float>", host) and "contract" not in host
+    assert "fmuladd" not in host
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_amd_dot_is_one_multiply_and_fmas_as_libclcs(target):
+    # A vector fmul whose lanes were then added stayed vector on AMD's packed fp32: two
+    # v_pk_mul_f32 and three adds, four products live at once. Per lane, as libclc's
+    # dot: one multiply and three FMAs (n-body: 22 VGPRs on gfx90a/gfx942, now 18;
+    # clang's native build has 37).
+    gcn = _asm(RSQRT_DOT, "gravity", target)
+    assert not re.search(r"\bv_pk_mul_f32", gcn)
+    assert len(re.findall(r"\bv_(fma|fmac)_f32", gcn)) >= 3
 
 
 @pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
