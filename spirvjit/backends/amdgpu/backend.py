@@ -8,9 +8,11 @@ from pathlib import Path
 
 from ...target import Target
 from ...toolchain import require_tool, run_on_bytes
+from ...translate.kernel_ir import parse_ir
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import DEFAULT_GROUP_LIMIT, AmdgpuABI, flat_work_group_size
+from .multiply import sign_extend_multiplies
 
 _LIBCLC_DIRS = ("/usr/lib/clc", "/usr/lib/llvm-22/lib/clc", "/usr/share/clc")
 
@@ -42,6 +44,16 @@ class AmdgpuBackend(GpuBackend):
                 flat_work_group_size(DEFAULT_GROUP_LIMIT), flat_work_group_size(int(limit))
             )
         return text
+
+    def optimize(self, module, target: Target, symbol: str):
+        """O3, then 64-bit multiplies of sign-extended ints given both operands as sign
+        extensions, so they stay one v_mad_i64_i32 (``multiply.py``)."""
+        module = super().optimize(module, target, symbol)
+        text = str(module)
+        if "zext nneg i32" not in text:
+            return module
+        text, changed = sign_extend_multiplies(text)
+        return parse_ir(text, module.name) if changed else module
 
     def emit(self, module, target: Target, what: str) -> bytes:
         """LLVM's relocatable object with the HSA metadata note, linked by ld.lld into the
