@@ -443,3 +443,65 @@ def test_only_multiplies_by_signed_values_get_sign_extensions():
     assert "%a = sext i32 %n to i64" in text
     # %b also indexes a pointer, %c multiplies a zero-extended value: both stay.
     assert "%b = zext nneg i32 %k to i64" in text and "%c = zext nneg i32 %j to i64" in text
+
+
+def test_generic_int_ids_are_32_bit_sums_with_the_offset():
+    # The generic variant's id is offset + zext(group * size + local), 64-bit; an int id
+    # that is sign-extended again (mandelbrot's `py * get_global_size(0) + px`) kept the
+    # 64-bit sum alive: a widening, a 64-bit add and a narrowing per id on NVIDIA (61 PTX
+    # instructions, clang's native build 58). Its low half is core + (int)offset.
+    source = (BENCHMARKS.parents[1] / "examples" / "kernels" / "mandelbrot.cl").read_text()
+    ptx = _asm(source, "mandelbrot", "sm_90")
+    assert "cvt.u32.u64" not in ptx
+    for offset in ("mandelbrot_param_6", "mandelbrot_param_7"):  # global offset x, y
+        assert re.search(rf"ld\.param\.b32\s+%r\d+, \[{offset}\]", ptx)
+        assert not re.search(rf"ld\.param\.b64\s+%rd\d+, \[{offset}\]", ptx)
+
+
+NARROWABLE = """
+define i64 @f(i64 %off, i32 %c) {
+  %z = zext i32 %c to i64
+  %s = add i64 %off, %z
+  %t = trunc i64 %s to i32
+  %a = shl i64 %s, 32
+  %b = ashr exact i64 %a, 30
+  %tz = zext i32 %t to i64
+  %r = xor i64 %b, %tz
+  ret i64 %r
+}
+"""
+
+
+def test_narrowed_ids_compute_the_same_values():
+    # The rewrite in the IR the GPU back ends get, checked by running both versions of a
+    # function with its patterns on the host (ids near 2**31 and 2**32, offsets that carry).
+    import ctypes
+
+    import llvmlite.binding as llvm
+
+    from spirvjit.backends.nvptx.narrow_ids import narrow_truncated_sums
+
+    narrowed, changed = narrow_truncated_sums(NARROWABLE)
+    assert changed == 1 and "trunc i64 %s" not in narrowed and "shl i64 %s," not in narrowed
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    signature = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int32)
+    engines, functions = [], []
+    for text in (NARROWABLE, narrowed):
+        # An engine owns its target machine: one each.
+        machine = llvm.Target.from_default_triple().create_target_machine()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text), machine)
+        engine.finalize_object()
+        engines.append(engine)
+        functions.append(signature(engine.get_function_address("f")))
+    values = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**40 + 2**31 + 5, -1, -(2**33)]
+    for off in values:
+        for c in (0, 1, 2**31 - 1, -(2**31), -1, 12345):
+            assert functions[0](off, c) == functions[1](off, c), (off, c)
+
+
+def test_ids_with_a_64_bit_use_stay_64_bit():
+    from spirvjit.backends.nvptx.narrow_ids import narrow_truncated_sums
+
+    wide = NARROWABLE.replace("%r = xor i64 %b, %tz", "%r = xor i64 %b, %s")
+    assert narrow_truncated_sums(wide) == (wide, 0)

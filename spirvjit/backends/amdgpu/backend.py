@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ...target import Target
 from ...toolchain import require_tool, run_on_bytes
-from ...translate.kernel_ir import parse_ir
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import DEFAULT_GROUP_LIMIT, AmdgpuABI, flat_work_group_size
@@ -45,15 +44,10 @@ class AmdgpuBackend(GpuBackend):
             )
         return text
 
-    def optimize(self, module, target: Target, symbol: str):
-        """O3, then 64-bit multiplies of sign-extended ints given both operands as sign
-        extensions, so they stay one v_mad_i64_i32 (``multiply.py``)."""
-        module = super().optimize(module, target, symbol)
-        text = str(module)
-        if "zext nneg i32" not in text:
-            return module
-        text, changed = sign_extend_multiplies(text)
-        return parse_ir(text, module.name) if changed else module
+    def after_o3(self, text: str) -> tuple[str, int]:
+        """64-bit multiplies of sign-extended ints get both operands as sign extensions,
+        so they stay one v_mad_i64_i32 (``multiply.py``)."""
+        return sign_extend_multiplies(text)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         """LLVM's relocatable object with the HSA metadata note, linked by ld.lld into the
