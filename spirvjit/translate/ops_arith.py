@@ -367,7 +367,18 @@ def dot(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     if getattr(t.mt.abi, "contract_builtins", False):
         # OpenCL C compiles with FP_CONTRACT on, and dot's bound (n-1 roundings of
         # products and sums) holds with fused multiply-adds: the GPUs' FMA is free.
-        flags = (*flags, "contract") if "contract" not in flags else flags
+        # Per lane, as libclc's dot: a1*b1, then fmuladd(ai, bi, sum). A vector fmul
+        # whose lanes are then added stays one on AMD's packed fp32 (two v_pk_mul_f32,
+        # three adds and four live products instead of one multiply and three FMAs).
+        lanes = [
+            [t.b.extract_element(v, ir.Constant(I32, i)) for i in range(a.type.count)]
+            for v in (a, b)
+        ]
+        fmuladd = f"llvm.fmuladd.{overload_suffix(lanes[0][0].type)}"
+        total = t.b.fmul(lanes[0][1], lanes[1][1], flags=flags)
+        for i in (0, *range(2, a.type.count)):
+            total = t.intrinsic(fmuladd, total.type, [lanes[0][i], lanes[1][i], total])
+        return total
     products = t.b.fmul(a, b, flags=flags)
     total = t.b.extract_element(products, ir.Constant(I32, 0))
     for i in range(1, a.type.count):

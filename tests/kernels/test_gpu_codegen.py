@@ -287,8 +287,20 @@ def test_only_gpu_dots_are_contracted():
     program = spirvjit.compile_opencl(RSQRT_DOT)
     host = str(program.translation().module)
     gpu = str(program.for_target(spirvjit.parse_target("sm_90")).translation().module)
-    assert re.search(r"fmul contract <4 x float>", gpu)
+    assert len(re.findall(r"call float @\"?llvm\.fmuladd\.f32", gpu)) >= 3
     assert re.search(r"fmul <4 x float>", host) and "contract" not in host
+    assert "fmuladd" not in host
+
+
+@pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
+def test_amd_dot_is_one_multiply_and_fmas_as_libclcs(target):
+    # A vector fmul whose lanes were then added stayed vector on AMD's packed fp32: two
+    # v_pk_mul_f32 and three adds, four products live at once. Per lane, as libclc's
+    # dot: one multiply and three FMAs (n-body: 22 VGPRs on gfx90a/gfx942, now 18;
+    # clang's native build has 37).
+    gcn = _asm(RSQRT_DOT, "gravity", target)
+    assert not re.search(r"\bv_pk_mul_f32", gcn)
+    assert len(re.findall(r"\bv_(fma|fmac)_f32", gcn)) >= 3
 
 
 @pytest.mark.parametrize("target", ["gfx90a", "gfx942"])
@@ -398,3 +410,98 @@ def test_amd_local_barriers_do_not_invalidate_the_global_caches(target, invalida
     # A global-memory barrier still does.
     both = _asm(source.replace("CLK_LOCAL_MEM_FENCE", "CLK_GLOBAL_MEM_FENCE"), "reduction", target)
     assert invalidate in both
+
+
+def test_amd_row_offset_of_an_int_id_is_one_signed_multiply():
+    # matvec's `a + (size_t)i * cols` with int i and cols: the SPIR-V computes it after the
+    # `cols > 0` loop guard, where O3 writes `sext cols` as `zext nneg cols`, and AMDGPU
+    # multiplied 64x64 (two v_mad_u64_u32): 8 VGPRs on gfx942 in the generic variant,
+    # clang's native build 6.
+    source = (BENCHMARKS / "matvec.cl").read_text()
+    gcn = _asm(source, "matvec", "gfx942")
+    assert "v_mad_i64_i32" in gcn and "v_mad_u64_u32" not in gcn
+    assert int(re.search(r"\.vgpr_count:\s+(\d+)", gcn)[1]) <= 6
+
+
+def test_only_multiplies_by_signed_values_get_sign_extensions():
+    from spirvjit.backends.amdgpu.multiply import sign_extend_multiplies
+
+    ir = """
+  %s = ashr exact i64 %x, 32
+  %t = sext i32 %y to i64
+  %a = zext nneg i32 %n to i64
+  %m = mul nsw i64 %s, %a
+  %b = zext nneg i32 %k to i64
+  %m2 = mul i64 %b, %t
+  %g = getelementptr float, ptr addrspace(1) %p, i64 %b
+  %c = zext nneg i32 %j to i64
+  %u = zext i32 %w to i64
+  %m3 = mul i64 %c, %u
+"""
+    text, changed = sign_extend_multiplies(ir)
+    assert changed == 1
+    assert "%a = sext i32 %n to i64" in text
+    # %b also indexes a pointer, %c multiplies a zero-extended value: both stay.
+    assert "%b = zext nneg i32 %k to i64" in text and "%c = zext nneg i32 %j to i64" in text
+
+
+def test_generic_int_ids_are_32_bit_sums_with_the_offset():
+    # The generic variant's id is offset + zext(group * size + local), 64-bit; an int id
+    # that is sign-extended again (mandelbrot's `py * get_global_size(0) + px`) kept the
+    # 64-bit sum alive: a widening, a 64-bit add and a narrowing per id on NVIDIA (61 PTX
+    # instructions, clang's native build 58). Its low half is core + (int)offset.
+    source = (BENCHMARKS.parents[1] / "examples" / "kernels" / "mandelbrot.cl").read_text()
+    ptx = _asm(source, "mandelbrot", "sm_90")
+    assert "cvt.u32.u64" not in ptx
+    for offset in ("mandelbrot_param_6", "mandelbrot_param_7"):  # global offset x, y
+        assert re.search(rf"ld\.param\.b32\s+%r\d+, \[{offset}\]", ptx)
+        assert not re.search(rf"ld\.param\.b64\s+%rd\d+, \[{offset}\]", ptx)
+
+
+NARROWABLE = """
+define i64 @f(i64 %off, i32 %c) {
+  %z = zext i32 %c to i64
+  %s = add i64 %off, %z
+  %t = trunc i64 %s to i32
+  %a = shl i64 %s, 32
+  %b = ashr exact i64 %a, 30
+  %tz = zext i32 %t to i64
+  %r = xor i64 %b, %tz
+  ret i64 %r
+}
+"""
+
+
+def test_narrowed_ids_compute_the_same_values():
+    # The rewrite in the IR the GPU back ends get, checked by running both versions of a
+    # function with its patterns on the host (ids near 2**31 and 2**32, offsets that carry).
+    import ctypes
+
+    import llvmlite.binding as llvm
+
+    from spirvjit.backends.nvptx.narrow_ids import narrow_truncated_sums
+
+    narrowed, changed = narrow_truncated_sums(NARROWABLE)
+    assert changed == 1 and "trunc i64 %s" not in narrowed and "shl i64 %s," not in narrowed
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    signature = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int32)
+    engines, functions = [], []
+    for text in (NARROWABLE, narrowed):
+        # An engine owns its target machine: one each.
+        machine = llvm.Target.from_default_triple().create_target_machine()
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text), machine)
+        engine.finalize_object()
+        engines.append(engine)
+        functions.append(signature(engine.get_function_address("f")))
+    values = [0, 1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**40 + 2**31 + 5, -1, -(2**33)]
+    for off in values:
+        for c in (0, 1, 2**31 - 1, -(2**31), -1, 12345):
+            assert functions[0](off, c) == functions[1](off, c), (off, c)
+
+
+def test_ids_with_a_64_bit_use_stay_64_bit():
+    from spirvjit.backends.nvptx.narrow_ids import narrow_truncated_sums
+
+    wide = NARROWABLE.replace("%r = xor i64 %b, %tz", "%r = xor i64 %b, %s")
+    assert narrow_truncated_sums(wide) == (wide, 0)

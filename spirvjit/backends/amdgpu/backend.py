@@ -11,6 +11,7 @@ from ...toolchain import require_tool, run_on_bytes
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import DEFAULT_GROUP_LIMIT, AmdgpuABI, flat_work_group_size
+from .multiply import sign_extend_multiplies
 
 _LIBCLC_DIRS = ("/usr/lib/clc", "/usr/lib/llvm-22/lib/clc", "/usr/share/clc")
 
@@ -42,6 +43,11 @@ class AmdgpuBackend(GpuBackend):
                 flat_work_group_size(DEFAULT_GROUP_LIMIT), flat_work_group_size(int(limit))
             )
         return text
+
+    def after_o3(self, text: str) -> tuple[str, int]:
+        """64-bit multiplies of sign-extended ints get both operands as sign extensions,
+        so they stay one v_mad_i64_i32 (``multiply.py``)."""
+        return sign_extend_multiplies(text)
 
     def emit(self, module, target: Target, what: str) -> bytes:
         """LLVM's relocatable object with the HSA metadata note, linked by ld.lld into the

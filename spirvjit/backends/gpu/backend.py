@@ -19,7 +19,7 @@ import llvmlite.binding as llvm
 from ...device import Device
 from ...errors import LaunchError
 from ...target import Target, parse_target
-from ...translate.kernel_ir import kernel_ir
+from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import Translation, translate
 from ..base import Backend
 from . import devicelib
@@ -176,7 +176,13 @@ class GpuBackend(Backend):
         pto.slp_vectorization = True
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(module, pb)
-        return module
+        text, changed = self.after_o3(str(module))
+        return parse_ir(text, module.name) if changed else module
+
+    def after_o3(self, text: str) -> tuple[str, int]:
+        """Rewrites of the optimized IR that the vendor's back end needs and O3 would
+        undo: the text, and how many were made (the module is parsed again only then)."""
+        return text, 0
 
     def assembly(self, module: llvm.ModuleRef, target: Target) -> str:
         return target_machine(target).emit_assembly(module)

@@ -13,6 +13,7 @@ from ...toolchain import find_tool, require_tool, run_on_bytes
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import NvptxABI
+from .narrow_ids import narrow_truncated_sums
 
 _LIBDEVICE_DIRS = ("/usr/local/cuda/nvvm/libdevice", "/usr/lib/nvidia-cuda-toolkit/libdevice")
 
@@ -32,6 +33,10 @@ class NvptxBackend(GpuBackend):
         dirs = [*(f"{c}/nvvm/libdevice" for c in cuda if c), *_LIBDEVICE_DIRS]
         candidates += [Path(d) / "libdevice.10.bc" for d in dirs]
         return devicelib.first_library("libdevice", tuple(candidates))
+
+    def after_o3(self, text: str) -> tuple[str, int]:
+        """Ids a kernel uses as ints computed in 32 bits (``narrow_ids.py``)."""
+        return narrow_truncated_sums(text)
 
     def assembly(self, module, target: Target) -> str:
         return without_ptxas_unrolling(target_machine(target).emit_assembly(module))
