@@ -161,7 +161,9 @@ def vectorize(
     if main_range:
         known[_MAIN_RANGE] = 1
     vectorizer = _Vectorizer(kernel, width, features, known, _target_data(data_layout))
-    return _run(vectorizer, kernel)
+    clone = _run(vectorizer, kernel)
+    clone.wfv_interleave = vectorizer.interleave  # see _Vectorizer._interleave
+    return clone
 
 
 def vectorize_region(
@@ -331,7 +333,65 @@ class _Vectorizer(ValueLanes):
         self._needed()
         self._strides()
         self._inductions()
+        self.interleave = self._interleave()
         return self._emit()
+
+    def _interleave(self) -> int:
+        """K: how many W-chunks the work-group function may run as one clone of K*W lanes
+        (abi.py: that clone for the full K*W-chunks of a row, this one for the rest).
+
+        A loop whose varying accesses are all consecutive across lanes touches W elements
+        per access per iteration: 32 bytes of a row on AVX2, when a column walk (``data[i *
+        cols + j]`` in a loop over ``i``) or a k loop (``b[k * n + j]``) moves to another
+        row, another cache line and page, each iteration. K chunks in lockstep read K*W
+        elements of each row (a 128-byte span: two whole cache lines), and keep K
+        independent accumulator chains where one was latency-bound. Lanes run in lockstep
+        already; more of them is the same interleaving of work-items (no barriers here),
+        and each lane's operations are unchanged, so results are identical.
+
+        Only for loop nests LLVM can hold in registers at K*W lanes: no divergent loop, no
+        masked (VARYING) block, gather, scatter, lane-by-lane call or atomic, libm call
+        (libmvec has no K*W-lane variant), private array or vector-typed value in a loop;
+        the loops' varying phis (a pointer induction: two registers per W lanes) in at most
+        12 of the 16 vector registers at K*W lanes. 1 where it does not apply."""
+        if self.private or not self.loops or any(lp.divergent for lp in self.loops):
+            return 1
+        streams, phi_bits = False, 0
+        for block in self.rpo:
+            if block not in self.loop_of:
+                continue
+            if self.kind[block] == VARYING:
+                return 1
+            for inst in block.instructions:
+                if inst not in self.varying and not isinstance(inst, ir.StoreInstr):
+                    continue
+                if isinstance(inst.type, ir.VectorType) or self._per_lane(inst):
+                    return 1
+                if isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] != "elementwise":
+                    return 1
+                if isinstance(inst, ir.LoadInstr | ir.StoreInstr):
+                    pointer = self._resolve(inst.operands[-1])
+                    ty = inst.operands[0].type if isinstance(inst, ir.StoreInstr) else inst.type
+                    if isinstance(ty, ir.VectorType):
+                        return 1
+                    if pointer in self.varying:
+                        if not self._consecutive(pointer, ty):
+                            return 1  # a gather or scatter
+                        streams = True
+                    elif isinstance(inst, ir.StoreInstr) and (
+                        self._resolve(inst.operands[0]) in self.varying
+                    ):
+                        return 1  # a varying value to one address: a scatter
+                elif isinstance(inst, ir.PhiInstr) and block in self.header_loop:
+                    phi_bits += 8 * _abi_size(inst.type, self.td)
+        if not streams:
+            return 1
+        # 32 lanes: 128 bytes of 32-bit elements per access; the phis in at most 12 of the
+        # 16 vector registers (a 32-bit phi takes one register per W lanes).
+        k = max(1, 32 // self.W)
+        while k > 1 and phi_bits * k > 12 * 32:
+            k //= 2
+        return k
 
     def _successors(self, block: ir.Block) -> list[ir.Block]:
         """The block's successors, less the edge a constant condition never takes."""
@@ -855,7 +915,8 @@ class _Vectorizer(ValueLanes):
     # Hooks of step-function regions (_RegionVectorizer) -------------------------------
 
     def _clone_name(self) -> str:
-        return f"{self.kernel.name}.wfv"
+        wide = width_for(",".join(self.features)) != self.W  # an interleaved clone
+        return f"{self.kernel.name}.wfv" + (f".x{self.W}" if wide else "")
 
     def _varying_arguments(self) -> list:
         """i64 arguments that are the first lane's value of a per-lane id (+1 per lane)."""
