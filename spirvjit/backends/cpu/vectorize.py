@@ -876,6 +876,8 @@ class _Vectorizer(ValueLanes):
         are the phi plus uniform offsets, and a known stride (see ``_root``)."""
         self.induction: set = set()
         self.induction_flag: dict = {}
+        self.strided: set = set()  # the same, stride unknown: ``_strided_load``
+        self.strided_check: dict = {}  # phi -> (i1: lanes evenly spaced, i64 spacing)
         for loop in self.loops:
             header = loop.header
             entries = [p for p in self.preds[header] if p not in loop.body]
@@ -884,12 +886,14 @@ class _Vectorizer(ValueLanes):
             for phi in header.instructions:
                 if not isinstance(phi, ir.PhiInstr) or phi not in self.varying:
                     continue
-                if not isinstance(phi.type, ir.PointerType) or not self.stride.get(phi):
+                if not isinstance(phi.type, ir.PointerType):
                     continue
                 backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
                 self.induction.add(phi)  # tentatively, for _root
-                if not all(self._root(v) is phi for v in backs):
+                if not all(self._root(v) is phi for v in backs) or not self.stride.get(phi):
                     self.induction.discard(phi)
+                    if all(self._root(v, phi) is phi for v in backs):
+                        self.strided.add(phi)
 
     # ----- emission ----------------------------------------------------------------
 
@@ -1290,6 +1294,8 @@ class _Vectorizer(ValueLanes):
                 self.induction_flag[phi] = self._consecutive_check(
                     self._splat(entry_values[phi]), step
                 )
+            elif phi in self.strided:
+                self.strided_check[phi] = self._evenly_spaced(entry_values[phi])
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1479,17 +1485,18 @@ class _Vectorizer(ValueLanes):
     def _consecutive(self, pointer_value, element_type) -> bool:
         return self.stride.get(self._resolve(pointer_value)) == _abi_size(element_type, self.td)
 
-    def _root(self, pointer):
+    def _root(self, pointer, candidate=None):
         """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
-        (``getelementptr`` with uniform indices), if it is an induction: then the lanes'
-        addresses are consecutive exactly when the phi's entry values were (the same
-        offsets are added to every lane), checked once before the loop."""
+        (``getelementptr`` with uniform indices), if it is an induction (or is
+        ``candidate``): then the lanes' addresses are consecutive exactly when the phi's
+        entry values were (the same offsets are added to every lane), checked once before
+        the loop."""
         seen = 0
         while isinstance(pointer, ir.GEPInstr) and seen < 16:
             if any(self._resolve(i) in self.varying for i in pointer.indices):
                 return None
             pointer, seen = self._resolve(pointer.pointer), seen + 1
-        return pointer if pointer in self.induction else None
+        return pointer if pointer in self.induction or pointer is candidate else None
 
     def _fast_path(self, pointers, mask, size, pointer_op=None):
         """(lane 0's address, i1: every lane active and lane i's address is lane 0's +
@@ -1586,7 +1593,8 @@ class _Vectorizer(ValueLanes):
         align = inst.align or _abi_size(inst.type, self.td)
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
         if not self._consecutive(inst.operands[0], inst.type):
-            return self._gather(pointers, full, vt, align)
+            strided = self._strided_load(inst.operands[0], pointers, mask, vt, align)
+            return strided if strided is not None else self._gather(pointers, full, vt, align)
         base, fast = self._fast_path(
             pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
@@ -1595,6 +1603,49 @@ class _Vectorizer(ValueLanes):
             lambda: self._plain_load(base, vt, align),
             lambda: self._gather(pointers, full, vt, align),
         )
+
+    def _evenly_spaced(self, pointers):
+        """(i1: lane i's pointer is lane 0's + i * d, d) for ``pointers``, a vector."""
+        b = self.b
+        wide = self._vec_type(I64)
+        values = b.ptrtoint(pointers, wide)
+        first = b.extract_element(values, ir.Constant(I32, 0))
+        d = b.sub(b.extract_element(values, ir.Constant(I32, 1)), first)
+        expected = b.add(self._splat(first), b.mul(self._splat(d), self.iota))
+        return self._all(b.icmp_unsigned("==", values, expected)), d
+
+    def _strided_load(self, pointer_op, pointers, mask, vt, align):
+        """A varying load from a pointer induction with a uniform but unknown spacing
+        between lanes (``_inductions``: ``row[k]`` of a row per work-item, ``row = a + i *
+        cols``, in a loop over ``k``): where the phi's entry values were evenly spaced by
+        d (checked once before the loop) and every lane is active, W scalar loads at lane
+        0's address + i * d. A gather of W addresses costs more: LLVM scalarizes it on
+        targets without fast gathers (AMD Zen, before Skylake) and then extracts every
+        address from the vector of pointers, each iteration. None where this does not
+        apply (the caller gathers)."""
+        root, seen = self._resolve(pointer_op), 0
+        while isinstance(root, ir.GEPInstr) and seen < 16:
+            if any(self._resolve(i) in self.varying for i in root.indices):
+                return None
+            root, seen = self._resolve(root.pointer), seen + 1
+        if root not in self.strided_check or not _scalar_type(vt.element):
+            return None
+        even, d = self.strided_check[root]
+        b = self.b
+        fast = even if mask is None else b.select(self._all(mask), even, ir.Constant(I1, 0))
+        full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+
+        def lanes():
+            base = b.extract_element(pointers, ir.Constant(I32, 0))
+            out = ir.Constant(vt, ir.Undefined)
+            for lane in range(self.W):
+                offset = b.mul(d, ir.Constant(I64, lane))
+                at = b.gep(base, [offset], source_etype=ir.IntType(8)) if lane else base
+                value = b.load(at, typ=vt.element, align=align)
+                out = b.insert_element(out, value, ir.Constant(I32, lane))
+            return out
+
+        return self._fast_or_not(fast, lanes, lambda: self._gather(pointers, full, vt, align))
 
     def _fast_or_not(self, fast, plain, other):
         """``plain()`` where ``fast`` (from _fast_path) holds, else ``other()``; None:
