@@ -877,6 +877,7 @@ class _Vectorizer(ValueLanes):
         self.induction: set = set()
         self.induction_flag: dict = {}
         self.strided: set = set()  # the same, stride unknown: ``_strided_load``
+        self.counters: set = set()  # i64 phis advanced by uniform steps (``_affine``)
         self.strided_check: dict = {}  # phi -> (i1: lanes evenly spaced, i64 spacing)
         for loop in self.loops:
             header = loop.header
@@ -886,14 +887,64 @@ class _Vectorizer(ValueLanes):
             for phi in header.instructions:
                 if not isinstance(phi, ir.PhiInstr) or phi not in self.varying:
                     continue
+                backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
+                if (
+                    phi.type == I64
+                    and all(self._plus_uniform(v, phi) for v in backs)
+                    and not (loop.divergent and self._leaves_loop(phi, loop))
+                ):
+                    self.counters.add(phi)
                 if not isinstance(phi.type, ir.PointerType):
                     continue
-                backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
                 self.induction.add(phi)  # tentatively, for _root
                 if not all(self._root(v) is phi for v in backs) or not self.stride.get(phi):
                     self.induction.discard(phi)
                     if all(self._root(v, phi) is phi for v in backs):
                         self.strided.add(phi)
+
+    def _leaves_loop(self, phi, loop) -> bool:
+        """Whether an integer or pointer the loop computes from ``phi`` is used after it:
+        where lanes leave at different iterations, each lane's last value is no longer
+        lane 0's + i."""
+        work, seen = list(self.liveouts[id(loop)]), set()
+        while work:
+            value = self._resolve(work.pop())
+            if value is phi:
+                return True
+            if id(value) in seen or not isinstance(value, ir.Instruction):
+                continue
+            seen.add(id(value))
+            # Only integer and pointer arithmetic carries the lanes' spacing (what _affine
+            # follows); a load or a call from the counter's address starts a new value.
+            if (
+                value.parent in loop.body
+                and isinstance(value.type, ir.IntType | ir.PointerType)
+                and not isinstance(value, ir.LoadInstr | ir.CallInstr)
+            ):
+                ops = (
+                    [v for v, _ in value.incomings]
+                    if isinstance(value, ir.PhiInstr)
+                    else value.operands
+                )
+                work.extend(ops)
+        return False
+
+    def _plus_uniform(self, value, phi) -> bool:
+        """Whether i64 ``value`` is ``phi`` plus or minus uniform values (a grid-stride
+        loop's ``i += get_global_size(0)``)."""
+        for _ in range(8):
+            if value is phi:
+                return True
+            if not isinstance(value, ir.Instruction) or value.opname not in ("add", "sub"):
+                return False
+            a, c = (self._resolve(op) for op in value.operands)
+            if c not in self.varying:
+                value = a
+            elif value.opname == "add" and a not in self.varying:
+                value = c
+            else:
+                return False
+        return False
 
     # ----- emission ----------------------------------------------------------------
 
@@ -961,6 +1012,10 @@ class _Vectorizer(ValueLanes):
             )
         if not isinstance(value, ir.Instruction) or value.type != I64:
             return self._affine_induction(value, depth)
+        if value in self.counters:  # affine in every iteration when it is on entry
+            loop = self.header_loop[value.parent]
+            entries = [v for v, p in value.incomings if p not in loop.body]
+            return all(self._affine(v, depth + 1) for v in entries)
         ops = [self._resolve(op) for op in value.operands]
         if value.opname in ("add", "sub"):
             return all(self._affine(op, depth + 1) for op in ops)
