@@ -310,3 +310,31 @@ def test_kernels_left_at_w_lanes_still_agree(monkeypatch):
     )  # fmt: skip
     want = [a[: lengths[j], j].astype(np.float64).sum() for j in range(cols)]
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_column_walk_steps_one_scalar_pointer(monkeypatch, tmp_path):
+    """In the optimized code the loop that adds a column chunk per row carries lane 0's
+    address as a scalar (``_Vectorizer._lane0_pointer``): no vector of pointers stepped
+    along beside it (before: eight <4 x i64> adds per row at 32 lanes, for the gather path
+    that the loop LLVM unswitches on the pointer check never takes)."""
+    import re
+
+    monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
+    monkeypatch.setenv("SPIRVJIT_WFV", "loops")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl(SOURCE)
+    rng = np.random.default_rng(7)
+    nx, ny = 12, 64
+    a = rng.standard_normal((nx, ny)).astype(np.float32)
+    t = rng.standard_normal(nx).astype(np.float32)
+    y = np.zeros(ny, np.float32)
+    program.kernel("atax_cols")(a, t, y, np.int32(nx), np.int32(ny), global_size=ny)
+    np.testing.assert_allclose(y, a.T.astype(np.float64) @ t, rtol=1e-4, atol=1e-4)
+    (dump,) = [p for p in tmp_path.glob("atax_cols*.opt.ll")]
+    blocks = re.split(r"\n(?=[\w.\"]+:)", dump.read_text())
+    # The loops whose column loads are plain vector loads (the other copy, for when the
+    # check fails, gathers from its vector of pointers).
+    hot = [blk for blk in blocks if re.search(r"load <\d+ x float>", blk) and "phi" in blk]
+    assert hot, "no plain vector loop"
+    for block in hot:
+        assert not re.search(r"x ptr>|<\d+ x i64>", block), block

@@ -959,6 +959,7 @@ class _Vectorizer(ValueLanes):
         self.block_mask: dict = {}
         self.edge_mask: dict = {}
         self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
+        self.lane0: dict = {}  # pointer induction -> its lane 0's scalar phi (_emit_loop)
         self.current_block = self.entry
         self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
         for arg in self._varying_arguments():  # lane i: the first lane's value + i
@@ -1351,6 +1352,16 @@ class _Vectorizer(ValueLanes):
                 )
             elif phi in self.strided:
                 self.strided_check[phi] = self._evenly_spaced(entry_values[phi])
+        # Lane 0's pointer of each pointer induction as a scalar phi of its own: the plain
+        # accesses' base, so the vector of pointers (kept for the gather path) is dead in
+        # the loop LLVM unswitches on the check (before: W/4 vector adds per step).
+        firsts = {
+            phi: b.extract_element(entry_values[phi], ir.Constant(I32, 0))
+            for phi in phis
+            if (phi in self.induction or phi in self.strided)
+            and len(loop.latches) == 1
+            and len([p for _, p in phi.incomings if p in loop.body]) == 1
+        }
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1362,6 +1373,9 @@ class _Vectorizer(ValueLanes):
             new.add_incoming(value, pre)
             new_phis[phi] = new
             self.vmap[phi] = new
+        for phi, first in firsts.items():
+            self.lane0[phi] = b.phi(first.type)
+            self.lane0[phi].add_incoming(first, pre)
         divergent = loop.divergent
         if divergent:
             mask_phi = b.phi(self._vec_type(I1))
@@ -1400,6 +1414,10 @@ class _Vectorizer(ValueLanes):
                 acc.add_incoming(captured, b.block)
                 self.liveout_value[(id(loop), value)] = captured
             mask_phi.add_incoming(cont, b.block)
+        for phi in firsts:
+            back = next(v for v, p in phi.incomings if p in loop.body)
+            scalar = self._lane0_pointer(back)
+            self.lane0[phi].add_incoming(scalar, b.block)
         latch_end = b.block
         for phi, new in new_phis.items():
             new.add_incoming(back_values[phi], latch_end)
@@ -1559,7 +1577,9 @@ class _Vectorizer(ValueLanes):
         offsets (an induction's entry value, an i64 index, a pointer), so accesses at
         different offsets from one index share it (LLVM merges the identical checks)."""
         b = self.b
-        base = b.extract_element(pointers, ir.Constant(I32, 0))
+        base = self._lane0_pointer(pointer_op) if pointer_op is not None else None
+        if base is None:
+            base = b.extract_element(pointers, ir.Constant(I32, 0))
         consecutive = None
         if pointer_op is not None and self._proven_consecutive(self._resolve(pointer_op)):
             if mask is None:
@@ -1659,6 +1679,25 @@ class _Vectorizer(ValueLanes):
             lambda: self._gather(pointers, full, vt, align),
         )
 
+    def _lane0_pointer(self, pointer):
+        """Lane 0's value of ``pointer``, a pointer induction (with a scalar phi in
+        ``lane0``) plus uniform offsets, built on the scalar phi; else None."""
+        chain, root = [], self._resolve(pointer)
+        while isinstance(root, ir.GEPInstr) and len(chain) < 16:
+            if any(self._resolve(i) in self.varying for i in root.indices):
+                return None
+            chain.append(root)
+            root = self._resolve(root.pointer)
+        scalar = self.lane0.get(root)
+        if scalar is None:
+            return None
+        for gep in reversed(chain):
+            indices = [self._value(i, self.current_block, False) for i in gep.indices]
+            scalar = self.b.gep(
+                scalar, indices, inbounds=gep.inbounds, source_etype=gep.source_etype
+            )
+        return scalar
+
     def _evenly_spaced(self, pointers):
         """(i1: lane i's pointer is lane 0's + i * d, d) for ``pointers``, a vector."""
         b = self.b
@@ -1691,7 +1730,7 @@ class _Vectorizer(ValueLanes):
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
 
         def lanes():
-            base = b.extract_element(pointers, ir.Constant(I32, 0))
+            base = self._lane0_pointer(pointer_op)
             out = ir.Constant(vt, ir.Undefined)
             for lane in range(self.W):
                 offset = b.mul(d, ir.Constant(I64, lane))
