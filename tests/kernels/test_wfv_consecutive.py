@@ -151,3 +151,79 @@ def test_shifted_local_id_reads(monkeypatch, tmp_path, kernel, options, proven):
                 path.unlink()
     np.testing.assert_array_equal(outputs[0], expected)
     np.testing.assert_array_equal(outputs[0].view(np.uint32), outputs[1].view(np.uint32))
+
+
+# Grid-stride loops (a size_t counter from the global id, advanced by the global size):
+# the counter is an induction whose entry value is affine, so x[i] is consecutive in every
+# iteration by construction, with no per-iteration check of the W addresses.
+GRID_STRIDE = r"""
+kernel void grid_sum(global const float *x, global float *out, ulong n)
+{
+    float acc = 0.0f;
+    for (size_t i = get_global_id(0); i < n; i += get_global_size(0))
+        acc = acc * 0.75f + x[i];
+    out[get_global_id(0)] = acc;
+}
+
+kernel void grid_scale(global const int *x, global int *y, int n, int k)
+{
+    for (size_t i = get_global_id(0); i < (size_t)n; i += get_global_size(0))
+        y[i] = x[i] * k - (int)i;
+}
+
+/* a counter used after a loop that lanes leave at different iterations: its values there
+   are each lane's last, not lane 0's + lane */
+kernel void hop_then_store(global float *x, global const int *marks, ulong step)
+{
+    size_t i = get_global_id(0);
+    do {
+        i += step;
+    } while (marks[i] == 0);
+    x[i] = (float)get_global_id(0);
+}
+"""
+
+
+@pytest.mark.parametrize("kernel", ["grid_sum", "grid_scale"])
+def test_grid_stride_counter_is_consecutive_by_construction(monkeypatch, tmp_path, kernel):
+    n, size, local = 1003, 96, 48  # lanes leave the loop at different iterations
+    rng = np.random.default_rng(23)
+    floats = rng.standard_normal(n).astype(np.float32)
+    ints = rng.integers(-1000, 1000, n).astype(np.int32)
+    outputs = []
+    for wfv in (True, False):
+        program = _program(monkeypatch, tmp_path, GRID_STRIDE, wfv)
+        if kernel == "grid_sum":
+            out = np.zeros(size, np.float32)
+            args = [floats, out, np.uint64(n)]
+        else:
+            out = np.zeros(n, np.int32)
+            args = [ints, out, np.int32(n), np.int32(-7)]
+        program.kernel(kernel)(*args, global_size=(size,), local_size=(local,))
+        outputs.append(out)
+        if wfv:
+            body = _clone(_dump(tmp_path, optimized=False), kernel)
+            # The run-time test compares the W addresses (as i64) with lane 0's + i * 4.
+            assert not re.search(r"icmp eq <\d+ x i64>", body), body
+            assert re.search(r"load <\d+ x (float|i32)>, ptr", body), body
+            for path in tmp_path.iterdir():
+                path.unlink()
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    if kernel == "grid_scale":
+        np.testing.assert_array_equal(outputs[0], ints * -7 - np.arange(n))
+
+
+def test_counter_used_after_a_divergent_loop_stays_checked(monkeypatch, tmp_path):
+    outputs = []
+    hops = np.arange(32) % 3 + 1  # work-item g stops after hops[g] steps
+    marks = np.zeros(32 * 4, np.int32)
+    marks[np.arange(32) + 32 * hops] = 1
+    for wfv in (True, False):
+        program = _program(monkeypatch, tmp_path, GRID_STRIDE, wfv)
+        x = np.full(32 * 4, -1.0, np.float32)
+        program.kernel("hop_then_store")(x, marks, np.uint64(32), global_size=(32,))
+        outputs.append(x)
+    want = np.full(32 * 4, -1.0, np.float32)
+    want[np.arange(32) + 32 * hops] = np.arange(32)
+    np.testing.assert_array_equal(outputs[1], want)
+    np.testing.assert_array_equal(outputs[0], want)

@@ -408,6 +408,18 @@ def _vector_body(
         entry.instructions.insert(0, ir.Comment(entry, f"wfv declined: {reason}"))
     else:
         kernel.wfv_note = f"vectorized across work-items, {width} per instruction"
+        if vector.wfv_interleave > 1:
+            # K W-chunks in lockstep (vectorize's _Vectorizer._interleave): a clone of K*W
+            # lanes runs the full K*W-chunks of a row, this one the W-chunks left
+            # (_emit_x_range).
+            lanes = width * vector.wfv_interleave
+            try:
+                wide = wfv.vectorize(kernel, lanes, features, main_range, module.data_layout, known)
+            except wfv.Declined:
+                pass
+            else:
+                vector.wfv_wide = (wide, lanes)
+                kernel.wfv_note += f", {lanes} at a time where a row has them"
     if config.debug():
         log.info("%s: %s", kernel.name, kernel.wfv_note)
     return (vector, width) if kernel.wfv_note.startswith("vectorized") else (None, 0)
@@ -689,14 +701,14 @@ def _emit_x_range(
     row: bool = False,
 ) -> None:
     """x local ids [lo, lo + count): W at a time through ``vector`` (it reads the ids of
-    its first lane and adds the lane number), then the remainder one by one.
+    its first lane and adds the lane number), then the remainder one by one. Where
+    ``vector`` has an interleaved clone (``wfv_wide``: K*W lanes, _vector_body), that runs
+    the full K*W-chunks first and ``vector`` the W-chunks left.
 
     In a row function (``row``), the remainder (fewer than W items per row) of a kernel
     with loops calls the kernel out of line, the copy the guard split's rest range calls
     (``guard_split.rest_copy``): an inlined scalar copy was optimized like hot code (its
     loops unswitched, unrolled), a fifth of gemm_naive's cold JIT for a few items per row."""
-    w = ir.Constant(I64, width)
-    chunks = b.udiv(count, w)
 
     def run(body: ir.Function, lx: ir.Value, out_of_line: bool = False) -> None:
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
@@ -707,9 +719,19 @@ def _emit_x_range(
         if out_of_line:
             guard_split.rest_copy(body)
 
+    wide = getattr(vector, "wfv_wide", None)
+    if wide is not None:
+        lanes = ir.Constant(I64, wide[1])
+        loop = _Loop(b, b.udiv(count, lanes), "wfv.wide")
+        run(wide[0], b.add(lo, b.mul(loop.index, lanes)))
+        loop.close(_scalar_loop_metadata(b.module, unroll=True))
+        done = b.mul(b.udiv(count, lanes), lanes)
+        lo, count = b.add(lo, done), b.sub(count, done)
+    w = ir.Constant(I64, width)
+    chunks = b.udiv(count, w)
     loop = _Loop(b, chunks, "wfv")
     run(vector, b.add(lo, b.mul(loop.index, w)))
-    loop.close(_scalar_loop_metadata(b.module, unroll=True))
+    loop.close(_scalar_loop_metadata(b.module, unroll=wide is None))  # else < K chunks
     done = b.mul(chunks, w)
     loop = _Loop(b, b.sub(count, done), "wfv.rest")
     run(kernel, b.add(b.add(lo, done), loop.index), row and guard_split.has_loop(kernel))

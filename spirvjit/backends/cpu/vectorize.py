@@ -161,7 +161,9 @@ def vectorize(
     if main_range:
         known[_MAIN_RANGE] = 1
     vectorizer = _Vectorizer(kernel, width, features, known, _target_data(data_layout))
-    return _run(vectorizer, kernel)
+    clone = _run(vectorizer, kernel)
+    clone.wfv_interleave = vectorizer.interleave  # see _Vectorizer._interleave
+    return clone
 
 
 def vectorize_region(
@@ -331,7 +333,65 @@ class _Vectorizer(ValueLanes):
         self._needed()
         self._strides()
         self._inductions()
+        self.interleave = self._interleave()
         return self._emit()
+
+    def _interleave(self) -> int:
+        """K: how many W-chunks the work-group function may run as one clone of K*W lanes
+        (abi.py: that clone for the full K*W-chunks of a row, this one for the rest).
+
+        A loop whose varying accesses are all consecutive across lanes touches W elements
+        per access per iteration: 32 bytes of a row on AVX2, when a column walk (``data[i *
+        cols + j]`` in a loop over ``i``) or a k loop (``b[k * n + j]``) moves to another
+        row, another cache line and page, each iteration. K chunks in lockstep read K*W
+        elements of each row (a 128-byte span: two whole cache lines), and keep K
+        independent accumulator chains where one was latency-bound. Lanes run in lockstep
+        already; more of them is the same interleaving of work-items (no barriers here),
+        and each lane's operations are unchanged, so results are identical.
+
+        Only for loop nests LLVM can hold in registers at K*W lanes: no divergent loop, no
+        masked (VARYING) block, gather, scatter, lane-by-lane call or atomic, libm call
+        (libmvec has no K*W-lane variant), private array or vector-typed value in a loop;
+        the loops' varying phis (a pointer induction: two registers per W lanes) in at most
+        12 of the 16 vector registers at K*W lanes. 1 where it does not apply."""
+        if self.private or not self.loops or any(lp.divergent for lp in self.loops):
+            return 1
+        streams, phi_bits = False, 0
+        for block in self.rpo:
+            if block not in self.loop_of:
+                continue
+            if self.kind[block] == VARYING:
+                return 1
+            for inst in block.instructions:
+                if inst not in self.varying and not isinstance(inst, ir.StoreInstr):
+                    continue
+                if isinstance(inst.type, ir.VectorType) or self._per_lane(inst):
+                    return 1
+                if isinstance(inst, ir.CallInstr) and self._call_kind(inst)[0] != "elementwise":
+                    return 1
+                if isinstance(inst, ir.LoadInstr | ir.StoreInstr):
+                    pointer = self._resolve(inst.operands[-1])
+                    ty = inst.operands[0].type if isinstance(inst, ir.StoreInstr) else inst.type
+                    if isinstance(ty, ir.VectorType):
+                        return 1
+                    if pointer in self.varying:
+                        if not self._consecutive(pointer, ty):
+                            return 1  # a gather or scatter
+                        streams = True
+                    elif isinstance(inst, ir.StoreInstr) and (
+                        self._resolve(inst.operands[0]) in self.varying
+                    ):
+                        return 1  # a varying value to one address: a scatter
+                elif isinstance(inst, ir.PhiInstr) and block in self.header_loop:
+                    phi_bits += 8 * _abi_size(inst.type, self.td)
+        if not streams:
+            return 1
+        # 32 lanes: 128 bytes of 32-bit elements per access; the phis in at most 12 of the
+        # 16 vector registers (a 32-bit phi takes one register per W lanes).
+        k = max(1, 32 // self.W)
+        while k > 1 and phi_bits * k > 12 * 32:
+            k //= 2
+        return k
 
     def _successors(self, block: ir.Block) -> list[ir.Block]:
         """The block's successors, less the edge a constant condition never takes."""
@@ -816,6 +876,9 @@ class _Vectorizer(ValueLanes):
         are the phi plus uniform offsets, and a known stride (see ``_root``)."""
         self.induction: set = set()
         self.induction_flag: dict = {}
+        self.strided: set = set()  # the same, stride unknown: ``_strided_load``
+        self.counters: set = set()  # i64 phis advanced by uniform steps (``_affine``)
+        self.strided_check: dict = {}  # phi -> (i1: lanes evenly spaced, i64 spacing)
         for loop in self.loops:
             header = loop.header
             entries = [p for p in self.preds[header] if p not in loop.body]
@@ -824,12 +887,64 @@ class _Vectorizer(ValueLanes):
             for phi in header.instructions:
                 if not isinstance(phi, ir.PhiInstr) or phi not in self.varying:
                     continue
-                if not isinstance(phi.type, ir.PointerType) or not self.stride.get(phi):
-                    continue
                 backs = [self._resolve(v) for v, p in phi.incomings if p in loop.body]
+                if (
+                    phi.type == I64
+                    and all(self._plus_uniform(v, phi) for v in backs)
+                    and not (loop.divergent and self._leaves_loop(phi, loop))
+                ):
+                    self.counters.add(phi)
+                if not isinstance(phi.type, ir.PointerType):
+                    continue
                 self.induction.add(phi)  # tentatively, for _root
-                if not all(self._root(v) is phi for v in backs):
+                if not all(self._root(v) is phi for v in backs) or not self.stride.get(phi):
                     self.induction.discard(phi)
+                    if all(self._root(v, phi) is phi for v in backs):
+                        self.strided.add(phi)
+
+    def _leaves_loop(self, phi, loop) -> bool:
+        """Whether an integer or pointer the loop computes from ``phi`` is used after it:
+        where lanes leave at different iterations, each lane's last value is no longer
+        lane 0's + i."""
+        work, seen = list(self.liveouts[id(loop)]), set()
+        while work:
+            value = self._resolve(work.pop())
+            if value is phi:
+                return True
+            if id(value) in seen or not isinstance(value, ir.Instruction):
+                continue
+            seen.add(id(value))
+            # Only integer and pointer arithmetic carries the lanes' spacing (what _affine
+            # follows); a load or a call from the counter's address starts a new value.
+            if (
+                value.parent in loop.body
+                and isinstance(value.type, ir.IntType | ir.PointerType)
+                and not isinstance(value, ir.LoadInstr | ir.CallInstr)
+            ):
+                ops = (
+                    [v for v, _ in value.incomings]
+                    if isinstance(value, ir.PhiInstr)
+                    else value.operands
+                )
+                work.extend(ops)
+        return False
+
+    def _plus_uniform(self, value, phi) -> bool:
+        """Whether i64 ``value`` is ``phi`` plus or minus uniform values (a grid-stride
+        loop's ``i += get_global_size(0)``)."""
+        for _ in range(8):
+            if value is phi:
+                return True
+            if not isinstance(value, ir.Instruction) or value.opname not in ("add", "sub"):
+                return False
+            a, c = (self._resolve(op) for op in value.operands)
+            if c not in self.varying:
+                value = a
+            elif value.opname == "add" and a not in self.varying:
+                value = c
+            else:
+                return False
+        return False
 
     # ----- emission ----------------------------------------------------------------
 
@@ -844,6 +959,7 @@ class _Vectorizer(ValueLanes):
         self.block_mask: dict = {}
         self.edge_mask: dict = {}
         self.liveout_value: dict = {}  # (loop id, value) -> accumulated vector
+        self.lane0: dict = {}  # pointer induction -> its lane 0's scalar phi (_emit_loop)
         self.current_block = self.entry
         self.iota = ir.Constant(ir.VectorType(I64, self.W), list(range(self.W)))
         for arg in self._varying_arguments():  # lane i: the first lane's value + i
@@ -855,7 +971,8 @@ class _Vectorizer(ValueLanes):
     # Hooks of step-function regions (_RegionVectorizer) -------------------------------
 
     def _clone_name(self) -> str:
-        return f"{self.kernel.name}.wfv"
+        wide = width_for(",".join(self.features)) != self.W  # an interleaved clone
+        return f"{self.kernel.name}.wfv" + (f".x{self.W}" if wide else "")
 
     def _varying_arguments(self) -> list:
         """i64 arguments that are the first lane's value of a per-lane id (+1 per lane)."""
@@ -896,6 +1013,10 @@ class _Vectorizer(ValueLanes):
             )
         if not isinstance(value, ir.Instruction) or value.type != I64:
             return self._affine_induction(value, depth)
+        if value in self.counters:  # affine in every iteration when it is on entry
+            loop = self.header_loop[value.parent]
+            entries = [v for v, p in value.incomings if p not in loop.body]
+            return all(self._affine(v, depth + 1) for v in entries)
         ops = [self._resolve(op) for op in value.operands]
         if value.opname in ("add", "sub"):
             return all(self._affine(op, depth + 1) for op in ops)
@@ -1229,6 +1350,18 @@ class _Vectorizer(ValueLanes):
                 self.induction_flag[phi] = self._consecutive_check(
                     self._splat(entry_values[phi]), step
                 )
+            elif phi in self.strided:
+                self.strided_check[phi] = self._evenly_spaced(entry_values[phi])
+        # Lane 0's pointer of each pointer induction as a scalar phi of its own: the plain
+        # accesses' base, so the vector of pointers (kept for the gather path) is dead in
+        # the loop LLVM unswitches on the check (before: W/4 vector adds per step).
+        firsts = {
+            phi: b.extract_element(entry_values[phi], ir.Constant(I32, 0))
+            for phi in phis
+            if (phi in self.induction or phi in self.strided)
+            and len(loop.latches) == 1
+            and len([p for _, p in phi.incomings if p in loop.body]) == 1
+        }
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1240,6 +1373,9 @@ class _Vectorizer(ValueLanes):
             new.add_incoming(value, pre)
             new_phis[phi] = new
             self.vmap[phi] = new
+        for phi, first in firsts.items():
+            self.lane0[phi] = b.phi(first.type)
+            self.lane0[phi].add_incoming(first, pre)
         divergent = loop.divergent
         if divergent:
             mask_phi = b.phi(self._vec_type(I1))
@@ -1278,6 +1414,10 @@ class _Vectorizer(ValueLanes):
                 acc.add_incoming(captured, b.block)
                 self.liveout_value[(id(loop), value)] = captured
             mask_phi.add_incoming(cont, b.block)
+        for phi in firsts:
+            back = next(v for v, p in phi.incomings if p in loop.body)
+            scalar = self._lane0_pointer(back)
+            self.lane0[phi].add_incoming(scalar, b.block)
         latch_end = b.block
         for phi, new in new_phis.items():
             new.add_incoming(back_values[phi], latch_end)
@@ -1418,17 +1558,18 @@ class _Vectorizer(ValueLanes):
     def _consecutive(self, pointer_value, element_type) -> bool:
         return self.stride.get(self._resolve(pointer_value)) == _abi_size(element_type, self.td)
 
-    def _root(self, pointer):
+    def _root(self, pointer, candidate=None):
         """The pointer phi of a loop header that ``pointer`` is, plus uniform offsets
-        (``getelementptr`` with uniform indices), if it is an induction: then the lanes'
-        addresses are consecutive exactly when the phi's entry values were (the same
-        offsets are added to every lane), checked once before the loop."""
+        (``getelementptr`` with uniform indices), if it is an induction (or is
+        ``candidate``): then the lanes' addresses are consecutive exactly when the phi's
+        entry values were (the same offsets are added to every lane), checked once before
+        the loop."""
         seen = 0
         while isinstance(pointer, ir.GEPInstr) and seen < 16:
             if any(self._resolve(i) in self.varying for i in pointer.indices):
                 return None
             pointer, seen = self._resolve(pointer.pointer), seen + 1
-        return pointer if pointer in self.induction else None
+        return pointer if pointer in self.induction or pointer is candidate else None
 
     def _fast_path(self, pointers, mask, size, pointer_op=None):
         """(lane 0's address, i1: every lane active and lane i's address is lane 0's +
@@ -1436,7 +1577,9 @@ class _Vectorizer(ValueLanes):
         offsets (an induction's entry value, an i64 index, a pointer), so accesses at
         different offsets from one index share it (LLVM merges the identical checks)."""
         b = self.b
-        base = b.extract_element(pointers, ir.Constant(I32, 0))
+        base = self._lane0_pointer(pointer_op) if pointer_op is not None else None
+        if base is None:
+            base = b.extract_element(pointers, ir.Constant(I32, 0))
         consecutive = None
         if pointer_op is not None and self._proven_consecutive(self._resolve(pointer_op)):
             if mask is None:
@@ -1525,7 +1668,8 @@ class _Vectorizer(ValueLanes):
         align = inst.align or _abi_size(inst.type, self.td)
         full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
         if not self._consecutive(inst.operands[0], inst.type):
-            return self._gather(pointers, full, vt, align)
+            strided = self._strided_load(inst.operands[0], pointers, mask, vt, align)
+            return strided if strided is not None else self._gather(pointers, full, vt, align)
         base, fast = self._fast_path(
             pointers, mask, _abi_size(inst.type, self.td), inst.operands[0]
         )
@@ -1534,6 +1678,68 @@ class _Vectorizer(ValueLanes):
             lambda: self._plain_load(base, vt, align),
             lambda: self._gather(pointers, full, vt, align),
         )
+
+    def _lane0_pointer(self, pointer):
+        """Lane 0's value of ``pointer``, a pointer induction (with a scalar phi in
+        ``lane0``) plus uniform offsets, built on the scalar phi; else None."""
+        chain, root = [], self._resolve(pointer)
+        while isinstance(root, ir.GEPInstr) and len(chain) < 16:
+            if any(self._resolve(i) in self.varying for i in root.indices):
+                return None
+            chain.append(root)
+            root = self._resolve(root.pointer)
+        scalar = self.lane0.get(root)
+        if scalar is None:
+            return None
+        for gep in reversed(chain):
+            indices = [self._value(i, self.current_block, False) for i in gep.indices]
+            scalar = self.b.gep(
+                scalar, indices, inbounds=gep.inbounds, source_etype=gep.source_etype
+            )
+        return scalar
+
+    def _evenly_spaced(self, pointers):
+        """(i1: lane i's pointer is lane 0's + i * d, d) for ``pointers``, a vector."""
+        b = self.b
+        wide = self._vec_type(I64)
+        values = b.ptrtoint(pointers, wide)
+        first = b.extract_element(values, ir.Constant(I32, 0))
+        d = b.sub(b.extract_element(values, ir.Constant(I32, 1)), first)
+        expected = b.add(self._splat(first), b.mul(self._splat(d), self.iota))
+        return self._all(b.icmp_unsigned("==", values, expected)), d
+
+    def _strided_load(self, pointer_op, pointers, mask, vt, align):
+        """A varying load from a pointer induction with a uniform but unknown spacing
+        between lanes (``_inductions``: ``row[k]`` of a row per work-item, ``row = a + i *
+        cols``, in a loop over ``k``): where the phi's entry values were evenly spaced by
+        d (checked once before the loop) and every lane is active, W scalar loads at lane
+        0's address + i * d. A gather of W addresses costs more: LLVM scalarizes it on
+        targets without fast gathers (AMD Zen, before Skylake) and then extracts every
+        address from the vector of pointers, each iteration. None where this does not
+        apply (the caller gathers)."""
+        root, seen = self._resolve(pointer_op), 0
+        while isinstance(root, ir.GEPInstr) and seen < 16:
+            if any(self._resolve(i) in self.varying for i in root.indices):
+                return None
+            root, seen = self._resolve(root.pointer), seen + 1
+        if root not in self.strided_check or not _scalar_type(vt.element):
+            return None
+        even, d = self.strided_check[root]
+        b = self.b
+        fast = even if mask is None else b.select(self._all(mask), even, ir.Constant(I1, 0))
+        full = self._splat(ir.Constant(I1, 1)) if mask is None else mask
+
+        def lanes():
+            base = self._lane0_pointer(pointer_op)
+            out = ir.Constant(vt, ir.Undefined)
+            for lane in range(self.W):
+                offset = b.mul(d, ir.Constant(I64, lane))
+                at = b.gep(base, [offset], source_etype=ir.IntType(8)) if lane else base
+                value = b.load(at, typ=vt.element, align=align)
+                out = b.insert_element(out, value, ir.Constant(I32, lane))
+            return out
+
+        return self._fast_or_not(fast, lanes, lambda: self._gather(pointers, full, vt, align))
 
     def _fast_or_not(self, fast, plain, other):
         """``plain()`` where ``fast`` (from _fast_path) holds, else ``other()``; None:
