@@ -100,6 +100,9 @@ _ELEMENTWISE = {
     "smul.with.overflow", "umul.with.overflow",
 }  # fmt: skip
 _IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
+# Instructions a masked block may run for every lane (_cheap), and how many.
+_CHEAP_OPS = (_BINARY - _DIVISIONS - {"frem"}) | _CASTS | {"fneg"}
+_CHEAP_BLOCK = 16
 _PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
 # Memory operations run once per active lane, in lane order (wfv_values.py).
 _LANE_BY_LANE = ir.CmpXchg | ir.LoadAtomicInstr | ir.StoreAtomicInstr
@@ -594,6 +597,18 @@ class _Vectorizer(ValueLanes):
         return value.parent if isinstance(value, ir.Instruction) else None
 
     def _uniformity(self) -> None:
+        """``varying``, ``kind``, ``edge_kind``; to a fixed point, less the lockstep phis
+        (``_header_phi_varying``) whose values are used after their loop other than as
+        a phi's incoming value or a stored value (``_escaping_lockstep``)."""
+        refused: set = set()
+        while True:
+            self._uniformity_once(refused)
+            more = self._escaping_lockstep() - refused
+            if not more:
+                return
+            refused |= more
+
+    def _uniformity_once(self, refused: set) -> None:
         varying: set = set(self._varying_arguments())
         full_blocks = {b for b in self.postdominates_entry if b not in self.loop_of}
         full_blocks.add(self.entry)
@@ -654,6 +669,8 @@ class _Vectorizer(ValueLanes):
                         # An atomic or a call runs once per lane (lane by lane), a private
                         # variable has a copy per lane: the result varies.
                         is_var = True
+                    elif isinstance(inst, ir.PhiInstr) and loop is not None and inst not in refused:
+                        is_var = self._header_phi_varying(inst, loop, edge_kind, operand_varying)
                     elif isinstance(inst, ir.PhiInstr):
                         for value, pred in inst.incomings:
                             if pred not in self.reachable:
@@ -677,6 +694,66 @@ class _Vectorizer(ValueLanes):
         self.varying = varying
         self.kind = kind
         self.edge_kind = edge_kind
+
+    def _header_phi_varying(self, phi, loop, edge_kind, operand_varying) -> bool:
+        """Whether a loop header's phi varies. It does not when every incoming value is
+        uniform and, among the entry edges and among the back edges, a VARYING edge
+        brings the same value as the others: a loop is entered once by all its lanes
+        together, and the lanes still in a divergent loop have run the same iterations,
+        so a counter that every iteration steps by a uniform amount (Mandelbrot's ``n``)
+        is one scalar in every lane still looping (lockstep). Lanes that leave keep the
+        value they left with (the loop's live-out capture)."""
+        groups: tuple[list, list] = ([], [])
+        for value, pred in phi.incomings:
+            if pred not in self.reachable:
+                continue
+            if operand_varying(value, phi.parent):
+                return True
+            groups[pred in loop.body].append((self._resolve(value), edge_kind(pred, phi.parent)))
+        return any(
+            len({v for v, _ in group}) > 1 and any(k == VARYING for _, k in group)
+            for group in groups
+        )
+
+    def _escaping_lockstep(self) -> set:
+        """The uniform header phis of divergent loops (lockstep: the same value only among
+        the lanes still looping) whose value, or a value computed from it in the loop, is
+        used after the loop other than as a phi's incoming value or the value a store
+        stores: the stride and consecutiveness analyses take a uniform operand as the
+        same in every lane, which a lockstep value is not after its loop."""
+        out = set()
+        for loop in self.loops:
+            if not loop.divergent:
+                continue
+            phis = [
+                i
+                for i in loop.header.instructions
+                if isinstance(i, ir.PhiInstr) and i not in self.varying
+            ]
+            for phi in phis:
+                derived = {phi}
+                changed = True
+                while changed:
+                    changed = False
+                    for b in loop.body:
+                        for inst in b.instructions:
+                            if inst in derived or inst in self.varying:
+                                continue
+                            if any(self._resolve(op) in derived for op in _operands(inst)):
+                                derived.add(inst)
+                                changed = True
+                for b in self.rpo:
+                    if b in loop.body:
+                        continue
+                    for inst in b.instructions:
+                        if isinstance(inst, ir.PhiInstr):
+                            continue
+                        ops = [self._resolve(op) for op in _operands(inst)]
+                        if isinstance(inst, ir.StoreInstr):
+                            ops = ops[1:]
+                        if any(op in derived for op in ops):
+                            out.add(phi)
+        return out
 
     def _needed(self) -> None:
         """Instructions whose results are used by stores, calls with effects or control
@@ -1094,6 +1171,9 @@ class _Vectorizer(ValueLanes):
         """The phi's value from the incoming edges ``preds`` (disjoint masks)."""
         varying = phi in self.varying
         incoming = {p: v for v, p in phi.incomings}
+        same = {self._resolve(incoming[p]) for p in preds}
+        if not varying and len(same) == 1:  # a lockstep phi's edges (_header_phi_varying)
+            return self._value(same.pop(), use_block, False)
         result = None
         for p in preds:
             value = self._value(incoming[p], use_block, varying)
@@ -1139,7 +1219,7 @@ class _Vectorizer(ValueLanes):
             for i in block.instructions
             if not isinstance(i, ir.PhiInstr | ir.Terminator) and i in self.needed
         ]
-        guarded = kind != FULL and body
+        guarded = kind != FULL and body and not self._cheap(body)
         if guarded:
             b = self.b
             run = self.fn.append_basic_block(f"{block.name}.run")
@@ -1164,6 +1244,19 @@ class _Vectorizer(ValueLanes):
                 self.vmap[inst] = phi
         self._returned(block, mask)
         self._edge_masks(block, mask)
+
+    def _cheap(self, body: list) -> bool:
+        """Whether a masked block runs without its any-lane test: a few instructions that
+        cannot trap or touch memory (no division, load, store or call), so lanes outside
+        the mask only compute values nobody uses. The test and the phis after it cost more
+        than that (a vector of i1 that crosses blocks is widened and narrowed again), and
+        a divergent loop's blocks become one block (Mandelbrot's loop)."""
+        return len(body) <= _CHEAP_BLOCK and all(
+            isinstance(i, ir.ICMPInstr | ir.FCMPInstr | ir.SelectInstr)
+            or (isinstance(i, ir.GEPInstr) and i not in self.private_pointer)
+            or i.opname in _CHEAP_OPS
+            for i in body
+        )
 
     def _edge_masks(self, block, mask) -> None:
         term = block.terminator
@@ -1941,6 +2034,13 @@ def frame_alias_scopes(fn: ir.Function) -> None:
             other = _OTHER if mine == _FRAME else _FRAME
             inst.set_metadata("alias.scope", lists[mine])
             inst.set_metadata("noalias", lists[other])
+
+
+def _operands(inst) -> list:
+    """An instruction's operands; a phi's incoming values."""
+    if isinstance(inst, ir.PhiInstr):
+        return [v for v, _ in inst.incomings]
+    return list(inst.operands)
 
 
 def _scaled(value, factor) -> int | None:
