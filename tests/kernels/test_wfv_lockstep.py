@@ -348,3 +348,22 @@ def test_masked_shift_out_of_range(monkeypatch, tmp_path):
                 r = int(np.int32(r + j))
         want.append(r)
     np.testing.assert_array_equal(out, np.array(want, np.int32))
+
+
+@pytest.mark.parametrize(("level", "width"), [("x86-64", 4), ("x86-64-v4", 16)])
+def test_other_x86_levels_vectorize(monkeypatch, tmp_path, capsys, level, width):
+    """The masks are 32-bit lanes without mask registers (SSE here: W = 4) and vectors of
+    i1 with AVX-512 (W = 16): every kernel here is still vectorized for both (compiled
+    only: this host may not run them)."""
+    from spirvjit.cli import main
+
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    path = tmp_path / "k.spv"
+    path.write_bytes(spirvjit.compile_opencl(SOURCE).spirv)
+    assert main(["dis", str(path), "--target", level]) == 0
+    notes = re.findall(
+        r"^; ((?:not )?vectorized across work-items.*)$", capsys.readouterr().out, re.M
+    )
+    kernels = len(re.findall(r"^kernel void", SOURCE, re.M))
+    assert notes == [f"vectorized across work-items, {width} per instruction"] * kernels, notes

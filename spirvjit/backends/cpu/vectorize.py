@@ -1126,6 +1126,16 @@ class _Vectorizer(ValueLanes):
         if kind == FULL:
             return None
         if kind == VARYING:
+            if mask is not None and self._mask_lanes() != I1:
+                zero = ir.Constant(self._vec_type(I32), None)
+                mask = self._splat(mask)
+                if not isinstance(cond.type, ir.VectorType):
+                    # A uniform condition picks the whole mask (a splat of i1 would be
+                    # built in 16-bit lanes); frozen: no lane may be active, and then
+                    # the condition may be poison.
+                    frozen = self._put(ir.Instruction(self.b.block, I1, "freeze", [cond]))
+                    return self._narrowed(self.b.select(frozen, self._widened(mask), zero))
+                return self._narrowed(self.b.select(mask, self._widened(cond), zero))
             cond = self._splat(cond)
             if mask is None:
                 return cond
@@ -1142,6 +1152,11 @@ class _Vectorizer(ValueLanes):
             return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 1)
         if kind == VARYING:
             masks = [self._splat(m) for m in masks]
+            if len(masks) > 1 and self._mask_lanes() != I1:
+                acc = self._widened(masks[0])
+                for m in masks[1:]:
+                    acc = self.b.or_(acc, self._widened(m))
+                return self._narrowed(acc)
         acc = masks[0]
         for m in masks[1:]:
             acc = self.b.or_(acc, m)
@@ -1298,6 +1313,34 @@ class _Vectorizer(ValueLanes):
             for s in succ:
                 self.edge_mask[(block, s)] = mask
 
+    # Where the target has no mask registers (AVX2, SSE), varying masks are combined
+    # (_and, _or) and carried around divergent loops as 32-bit lanes, all ones where set:
+    # LLVM legalizes a vector of i1 there to 16-bit lanes, and packs every 32-bit compare
+    # down to them and unpacks again for each select (Mandelbrot's loop was half such
+    # moves). Each combined mask is also kept as a vector of i1 (``icmp slt 0`` of the
+    # lanes) for its users; ``wide_masks`` maps it back to its lanes. The loop-carried
+    # values are built by ``and``/``or``, not casts, so LLVM does not narrow the phis.
+
+    def _mask_lanes(self):
+        return I1 if "+avx512f" in self.features else I32
+
+    def _widened(self, mask):
+        """A varying mask (vector of i1) as ``_mask_lanes``."""
+        if self._mask_lanes() == I1:
+            return mask
+        found = self.__dict__.setdefault("wide_masks", {}).get(id(mask))
+        if found is not None and found[0] is mask:
+            return found[1]
+        return self.b.sext(mask, self._vec_type(I32))
+
+    def _narrowed(self, lanes):
+        """``_widened``'s inverse: the vector of i1 (remembered as ``lanes``)."""
+        if lanes.type.element == I1:
+            return lanes
+        mask = self.b.icmp_signed("<", lanes, ir.Constant(lanes.type, None))
+        self.__dict__.setdefault("wide_masks", {})[id(mask)] = (mask, lanes)
+        return mask
+
     def _zero(self, kind):
         return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 0)
 
@@ -1322,6 +1365,11 @@ class _Vectorizer(ValueLanes):
                 self.induction_flag[phi] = self._consecutive_check(
                     self._splat(entry_values[phi]), step
                 )
+        divergent = loop.divergent
+        if divergent:
+            # The active and exit masks cross iterations as _mask_lanes (_widened).
+            mt = self._vec_type(self._mask_lanes())
+            entry_wide = self._widened(self._splat(entry_mask))
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1333,15 +1381,13 @@ class _Vectorizer(ValueLanes):
             new.add_incoming(value, pre)
             new_phis[phi] = new
             self.vmap[phi] = new
-        divergent = loop.divergent
         if divergent:
-            mask_phi = b.phi(self._vec_type(I1))
-            mask_phi.add_incoming(self._splat(entry_mask), pre)
-            self.block_mask[header] = mask_phi
+            mask_phi = b.phi(mt)
+            mask_phi.add_incoming(entry_wide, pre)
             exit_accs = {}
             for edge in loop.exits:
-                acc = b.phi(self._vec_type(I1))
-                acc.add_incoming(ir.Constant(self._vec_type(I1), None), pre)
+                acc = b.phi(mt)
+                acc.add_incoming(ir.Constant(mt, None), pre)
                 exit_accs[edge] = acc
             live_accs = {}
             for value in self.liveouts[id(loop)]:
@@ -1349,6 +1395,7 @@ class _Vectorizer(ValueLanes):
                 acc = b.phi(vt)
                 acc.add_incoming(ir.Constant(vt, ir.Undefined), pre)
                 live_accs[value] = acc
+            self.block_mask[header] = self._narrowed(mask_phi)
         else:
             self.block_mask[header] = entry_mask
         self._emit_block(header)
@@ -1363,14 +1410,14 @@ class _Vectorizer(ValueLanes):
             left = self._or(leaving, VARYING) if leaving else None
             new_exit = {}
             for edge, acc in exit_accs.items():
-                new_exit[edge] = b.or_(acc, self._splat(self.edge_mask[edge]))
+                new_exit[edge] = b.or_(acc, self._widened(self._splat(self.edge_mask[edge])))
                 acc.add_incoming(new_exit[edge], b.block)
             for value, acc in live_accs.items():
                 current = self._value(value, header, True)
                 captured = self._select_wide(left, current, acc) if left is not None else acc
                 acc.add_incoming(captured, b.block)
                 self.liveout_value[(id(loop), value)] = captured
-            mask_phi.add_incoming(cont, b.block)
+            mask_phi.add_incoming(b.and_(mask_phi, self._widened(cont)), b.block)
         latch_end = b.block
         for phi, new in new_phis.items():
             new.add_incoming(back_values[phi], latch_end)
@@ -1379,7 +1426,7 @@ class _Vectorizer(ValueLanes):
         b.position_at_end(after)
         if divergent:
             for edge, value in new_exit.items():
-                self.edge_mask[edge] = value
+                self.edge_mask[edge] = self._narrowed(value)
         # Blocks after the loop see the values the lanes left with (divergent loops) or
         # the last iteration's (uniform loops: every lane leaves in the same one).
 
