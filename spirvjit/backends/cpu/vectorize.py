@@ -16,10 +16,13 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   vector of i1).
 * **Control flow** is linearized: blocks run in a topological order in which each loop's
   blocks are contiguous, each under its mask (a UNIFORM or VARYING block is skipped when
-  no lane is in it). Phis become selects on the incoming edges' masks. A loop whose exits
-  are uniform keeps its scalar loop test; a divergent one loops while any lane is active,
-  with a per-lane active mask, and captures each lane's exit edge and live-out values in
-  the iteration it leaves.
+  no lane is in it, unless it is a few instructions that cannot trap: ``_cheap``). Phis
+  become selects on the incoming edges' masks. A loop whose exits are uniform keeps its
+  scalar loop test; a divergent one loops while any lane is active, with a per-lane active
+  mask, and captures each lane's exit edge and live-out values in the iteration it leaves.
+  A counter stepped by a uniform amount from a uniform start stays scalar even there
+  (lockstep: ``_header_phi_varying``). Without mask registers, varying masks are combined
+  and carried as 32-bit lanes (``_widened``).
 * **Memory.** A varying address whose stride analysis says "consecutive" is checked at run
   time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
   vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
