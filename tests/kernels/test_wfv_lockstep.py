@@ -118,6 +118,23 @@ kernel void guarded_loop(global const int *len, global int *out)
     out[i] = acc;
 }
 
+/* A uniform condition (a value loaded once for the chunk) on edges whose mask varies:
+   chunks where no lane passes the first test skip the load, and the condition is
+   undefined there. */
+kernel void uniform_under_varying(global const int *a, global const int *cfg, global int *out,
+                                  int n)
+{
+    int i = get_global_id(0);
+    int r = -1;
+    if (a[i] < n) {
+        int c = cfg[get_group_id(0)];
+        if (c > 3) r = a[i] * c;
+        else if (c == 2) r = a[i] - c;
+        else r = 7;
+    }
+    out[i] = r;
+}
+
 /* Shifts that are out of range (poison) in the lanes the if does not run. */
 kernel void masked_shift(global const int *v, global const int *s, global int *out)
 {
@@ -367,3 +384,22 @@ def test_other_x86_levels_vectorize(monkeypatch, tmp_path, capsys, level, width)
     )
     kernels = len(re.findall(r"^kernel void", SOURCE, re.M))
     assert notes == [f"vectorized across work-items, {width} per instruction"] * kernels, notes
+
+
+def test_uniform_condition_under_a_varying_mask(monkeypatch, tmp_path):
+    groups, size = 6, 16
+    rng = np.random.default_rng(23)
+    a = rng.integers(0, 100, groups * size).astype(np.int32)
+    a[size : 2 * size] = 1000  # a group where no lane passes a[i] < n
+    cfg = np.array([5, 2, 1, 9, 2, 0], np.int32)
+
+    def args():
+        return [a.copy(), cfg.copy(), np.zeros(groups * size, np.int32), np.int32(60)]
+
+    _, _, out = _both(
+        monkeypatch, tmp_path, "uniform_under_varying", args, global_size=groups * size,
+        local_size=size,
+    )  # fmt: skip
+    c = np.repeat(cfg, size)
+    inner = np.where(c > 3, a * c, np.where(c == 2, a - c, 7))
+    np.testing.assert_array_equal(out, np.where(a < 60, inner, -1).astype(np.int32))
