@@ -1237,7 +1237,7 @@ class _Vectorizer(ValueLanes):
             for i in block.instructions
             if not isinstance(i, ir.PhiInstr | ir.Terminator) and i in self.needed
         ]
-        guarded = kind != FULL and body and not self._cheap(body)
+        guarded = kind != FULL and body and not (kind == VARYING and self._cheap(body))
         if guarded:
             b = self.b
             run = self.fn.append_basic_block(f"{block.name}.run")
@@ -1264,11 +1264,12 @@ class _Vectorizer(ValueLanes):
         self._edge_masks(block, mask)
 
     def _cheap(self, body: list) -> bool:
-        """Whether a masked block runs without its any-lane test: a few instructions that
+        """Whether a VARYING block runs without its any-lane test: a few instructions that
         cannot trap or touch memory (no division, load, store or call), so lanes outside
         the mask only compute values nobody uses. The test and the phis after it cost more
         than that (a vector of i1 that crosses blocks is widened and narrowed again), and
-        a divergent loop's blocks become one block (Mandelbrot's loop)."""
+        a divergent loop's blocks become one block (Mandelbrot's loop). A UNIFORM block
+        keeps its test: a scalar branch, and all of it skipped when no lane is there."""
         return len(body) <= _CHEAP_BLOCK and all(
             isinstance(i, ir.ICMPInstr | ir.FCMPInstr | ir.SelectInstr)
             or (isinstance(i, ir.GEPInstr) and i not in self.private_pointer)
