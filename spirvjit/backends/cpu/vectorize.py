@@ -1130,15 +1130,16 @@ class _Vectorizer(ValueLanes):
             return None
         if kind == VARYING:
             if mask is not None and self._mask_lanes() != I1:
-                zero = ir.Constant(self._vec_type(I32), None)
-                mask = self._splat(mask)
+                # ``and`` of the lanes, the condition frozen: where the mask is off it
+                # may be poison (frozen, any value; the mask's zero lanes clear it).
+                frozen = self._put(ir.Instruction(self.b.block, cond.type, "freeze", [cond]))
                 if not isinstance(cond.type, ir.VectorType):
-                    # A uniform condition picks the whole mask (a splat of i1 would be
-                    # built in 16-bit lanes); frozen: no lane may be active, and then
-                    # the condition may be poison.
-                    frozen = self._put(ir.Instruction(self.b.block, I1, "freeze", [cond]))
-                    return self._narrowed(self.b.select(frozen, self._widened(mask), zero))
-                return self._narrowed(self.b.select(mask, self._widened(cond), zero))
+                    # A splat of the condition as i32 lanes (one of i1 would be built in
+                    # 16-bit lanes on AVX2).
+                    lanes = self._splat(self.b.sext(frozen, I32))
+                else:
+                    lanes = self._widened(frozen)
+                return self._narrowed(self.b.and_(self._widened(self._splat(mask)), lanes))
             cond = self._splat(cond)
             if mask is None:
                 return cond
