@@ -16,10 +16,13 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   vector of i1).
 * **Control flow** is linearized: blocks run in a topological order in which each loop's
   blocks are contiguous, each under its mask (a UNIFORM or VARYING block is skipped when
-  no lane is in it). Phis become selects on the incoming edges' masks. A loop whose exits
-  are uniform keeps its scalar loop test; a divergent one loops while any lane is active,
-  with a per-lane active mask, and captures each lane's exit edge and live-out values in
-  the iteration it leaves.
+  no lane is in it, unless it is a few instructions that cannot trap: ``_cheap``). Phis
+  become selects on the incoming edges' masks. A loop whose exits are uniform keeps its
+  scalar loop test; a divergent one loops while any lane is active, with a per-lane active
+  mask, and captures each lane's exit edge and live-out values in the iteration it leaves.
+  A counter stepped by a uniform amount from a uniform start stays scalar even there
+  (lockstep: ``_header_phi_varying``). Without mask registers, varying masks are combined
+  and carried as 32-bit lanes (``_widened``).
 * **Memory.** A varying address whose stride analysis says "consecutive" is checked at run
   time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
   vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
@@ -100,6 +103,9 @@ _ELEMENTWISE = {
     "smul.with.overflow", "umul.with.overflow",
 }  # fmt: skip
 _IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
+# Instructions a masked block may run for every lane (_cheap), and how many.
+_CHEAP_OPS = (_BINARY - _DIVISIONS - {"frem"}) | _CASTS | {"fneg"}
+_CHEAP_BLOCK = 16
 _PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
 # Memory operations run once per active lane, in lane order (wfv_values.py).
 _LANE_BY_LANE = ir.CmpXchg | ir.LoadAtomicInstr | ir.StoreAtomicInstr
@@ -654,6 +660,18 @@ class _Vectorizer(ValueLanes):
         return value.parent if isinstance(value, ir.Instruction) else None
 
     def _uniformity(self) -> None:
+        """``varying``, ``kind``, ``edge_kind``; to a fixed point, less the lockstep phis
+        (``_header_phi_varying``) whose values are used after their loop other than as
+        a phi's incoming value or a stored value (``_escaping_lockstep``)."""
+        refused: set = set()
+        while True:
+            self._uniformity_once(refused)
+            more = self._escaping_lockstep() - refused
+            if not more:
+                return
+            refused |= more
+
+    def _uniformity_once(self, refused: set) -> None:
         varying: set = set(self._varying_arguments())
         full_blocks = {b for b in self.postdominates_entry if b not in self.loop_of}
         full_blocks.add(self.entry)
@@ -714,6 +732,8 @@ class _Vectorizer(ValueLanes):
                         # An atomic or a call runs once per lane (lane by lane), a private
                         # variable has a copy per lane: the result varies.
                         is_var = True
+                    elif isinstance(inst, ir.PhiInstr) and loop is not None and inst not in refused:
+                        is_var = self._header_phi_varying(inst, loop, edge_kind, operand_varying)
                     elif isinstance(inst, ir.PhiInstr):
                         for value, pred in inst.incomings:
                             if pred not in self.reachable:
@@ -737,6 +757,66 @@ class _Vectorizer(ValueLanes):
         self.varying = varying
         self.kind = kind
         self.edge_kind = edge_kind
+
+    def _header_phi_varying(self, phi, loop, edge_kind, operand_varying) -> bool:
+        """Whether a loop header's phi varies. It does not when every incoming value is
+        uniform and, among the entry edges and among the back edges, a VARYING edge
+        brings the same value as the others: a loop is entered once by all its lanes
+        together, and the lanes still in a divergent loop have run the same iterations,
+        so a counter that every iteration steps by a uniform amount (Mandelbrot's ``n``)
+        is one scalar in every lane still looping (lockstep). Lanes that leave keep the
+        value they left with (the loop's live-out capture)."""
+        groups: tuple[list, list] = ([], [])
+        for value, pred in phi.incomings:
+            if pred not in self.reachable:
+                continue
+            if operand_varying(value, phi.parent):
+                return True
+            groups[pred in loop.body].append((self._resolve(value), edge_kind(pred, phi.parent)))
+        return any(
+            len({v for v, _ in group}) > 1 and any(k == VARYING for _, k in group)
+            for group in groups
+        )
+
+    def _escaping_lockstep(self) -> set:
+        """The uniform header phis of divergent loops (lockstep: the same value only among
+        the lanes still looping) whose value, or a value computed from it in the loop, is
+        used after the loop other than as a phi's incoming value or the value a store
+        stores: the stride and consecutiveness analyses take a uniform operand as the
+        same in every lane, which a lockstep value is not after its loop."""
+        out = set()
+        for loop in self.loops:
+            if not loop.divergent:
+                continue
+            phis = [
+                i
+                for i in loop.header.instructions
+                if isinstance(i, ir.PhiInstr) and i not in self.varying
+            ]
+            for phi in phis:
+                derived = {phi}
+                changed = True
+                while changed:
+                    changed = False
+                    for b in loop.body:
+                        for inst in b.instructions:
+                            if inst in derived or inst in self.varying:
+                                continue
+                            if any(self._resolve(op) in derived for op in _operands(inst)):
+                                derived.add(inst)
+                                changed = True
+                for b in self.rpo:
+                    if b in loop.body:
+                        continue
+                    for inst in b.instructions:
+                        if isinstance(inst, ir.PhiInstr):
+                            continue
+                        ops = [self._resolve(op) for op in _operands(inst)]
+                        if isinstance(inst, ir.StoreInstr):
+                            ops = ops[1:]
+                        if any(op in derived for op in ops):
+                            out.add(phi)
+        return out
 
     def _needed(self) -> None:
         """Instructions whose results are used by stores, calls with effects or control
@@ -1170,6 +1250,17 @@ class _Vectorizer(ValueLanes):
         if kind == FULL:
             return None
         if kind == VARYING:
+            if mask is not None and self._mask_lanes() != I1:
+                # ``and`` of the lanes, the condition frozen: where the mask is off it
+                # may be poison (frozen, any value; the mask's zero lanes clear it).
+                frozen = self._put(ir.Instruction(self.b.block, cond.type, "freeze", [cond]))
+                if not isinstance(cond.type, ir.VectorType):
+                    # A splat of the condition as i32 lanes (one of i1 would be built in
+                    # 16-bit lanes on AVX2).
+                    lanes = self._splat(self.b.sext(frozen, I32))
+                else:
+                    lanes = self._widened(frozen)
+                return self._narrowed(self.b.and_(self._widened(self._splat(mask)), lanes))
             cond = self._splat(cond)
             if mask is None:
                 return cond
@@ -1186,6 +1277,11 @@ class _Vectorizer(ValueLanes):
             return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 1)
         if kind == VARYING:
             masks = [self._splat(m) for m in masks]
+            if len(masks) > 1 and self._mask_lanes() != I1:
+                acc = self._widened(masks[0])
+                for m in masks[1:]:
+                    acc = self.b.or_(acc, self._widened(m))
+                return self._narrowed(acc)
         acc = masks[0]
         for m in masks[1:]:
             acc = self.b.or_(acc, m)
@@ -1215,6 +1311,9 @@ class _Vectorizer(ValueLanes):
         """The phi's value from the incoming edges ``preds`` (disjoint masks)."""
         varying = phi in self.varying
         incoming = {p: v for v, p in phi.incomings}
+        same = {self._resolve(incoming[p]) for p in preds}
+        if not varying and len(same) == 1:  # a lockstep phi's edges (_header_phi_varying)
+            return self._value(same.pop(), use_block, False)
         result = None
         for p in preds:
             value = self._value(incoming[p], use_block, varying)
@@ -1260,7 +1359,7 @@ class _Vectorizer(ValueLanes):
             for i in block.instructions
             if not isinstance(i, ir.PhiInstr | ir.Terminator) and i in self.needed
         ]
-        guarded = kind != FULL and body
+        guarded = kind != FULL and body and not (kind == VARYING and self._cheap(body))
         if guarded:
             b = self.b
             run = self.fn.append_basic_block(f"{block.name}.run")
@@ -1285,6 +1384,20 @@ class _Vectorizer(ValueLanes):
                 self.vmap[inst] = phi
         self._returned(block, mask)
         self._edge_masks(block, mask)
+
+    def _cheap(self, body: list) -> bool:
+        """Whether a VARYING block runs without its any-lane test: a few instructions that
+        cannot trap or touch memory (no division, load, store or call), so lanes outside
+        the mask only compute values nobody uses. The test and the phis after it cost more
+        than that (a vector of i1 that crosses blocks is widened and narrowed again), and
+        a divergent loop's blocks become one block (Mandelbrot's loop). A UNIFORM block
+        keeps its test: a scalar branch, and all of it skipped when no lane is there."""
+        return len(body) <= _CHEAP_BLOCK and all(
+            isinstance(i, ir.ICMPInstr | ir.FCMPInstr | ir.SelectInstr)
+            or (isinstance(i, ir.GEPInstr) and i not in self.private_pointer)
+            or i.opname in _CHEAP_OPS
+            for i in body
+        )
 
     def _edge_masks(self, block, mask) -> None:
         term = block.terminator
@@ -1326,6 +1439,34 @@ class _Vectorizer(ValueLanes):
             for s in succ:
                 self.edge_mask[(block, s)] = mask
 
+    # Where the target has no mask registers (AVX2, SSE), varying masks are combined
+    # (_and, _or) and carried around divergent loops as 32-bit lanes, all ones where set:
+    # LLVM legalizes a vector of i1 there to 16-bit lanes, and packs every 32-bit compare
+    # down to them and unpacks again for each select (Mandelbrot's loop was half such
+    # moves). Each combined mask is also kept as a vector of i1 (``icmp slt 0`` of the
+    # lanes) for its users; ``wide_masks`` maps it back to its lanes. The loop-carried
+    # values are built by ``and``/``or``, not casts, so LLVM does not narrow the phis.
+
+    def _mask_lanes(self):
+        return I1 if "+avx512f" in self.features else I32
+
+    def _widened(self, mask):
+        """A varying mask (vector of i1) as ``_mask_lanes``."""
+        if self._mask_lanes() == I1:
+            return mask
+        found = self.__dict__.setdefault("wide_masks", {}).get(id(mask))
+        if found is not None and found[0] is mask:
+            return found[1]
+        return self.b.sext(mask, self._vec_type(I32))
+
+    def _narrowed(self, lanes):
+        """``_widened``'s inverse: the vector of i1 (remembered as ``lanes``)."""
+        if lanes.type.element == I1:
+            return lanes
+        mask = self.b.icmp_signed("<", lanes, ir.Constant(lanes.type, None))
+        self.__dict__.setdefault("wide_masks", {})[id(mask)] = (mask, lanes)
+        return mask
+
     def _zero(self, kind):
         return ir.Constant(self._vec_type(I1) if kind == VARYING else I1, 0)
 
@@ -1362,6 +1503,11 @@ class _Vectorizer(ValueLanes):
             and len(loop.latches) == 1
             and len([p for _, p in phi.incomings if p in loop.body]) == 1
         }
+        divergent = loop.divergent
+        if divergent:
+            # The active and exit masks cross iterations as _mask_lanes (_widened).
+            mt = self._vec_type(self._mask_lanes())
+            entry_wide = self._widened(self._splat(entry_mask))
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1376,15 +1522,13 @@ class _Vectorizer(ValueLanes):
         for phi, first in firsts.items():
             self.lane0[phi] = b.phi(first.type)
             self.lane0[phi].add_incoming(first, pre)
-        divergent = loop.divergent
         if divergent:
-            mask_phi = b.phi(self._vec_type(I1))
-            mask_phi.add_incoming(self._splat(entry_mask), pre)
-            self.block_mask[header] = mask_phi
+            mask_phi = b.phi(mt)
+            mask_phi.add_incoming(entry_wide, pre)
             exit_accs = {}
             for edge in loop.exits:
-                acc = b.phi(self._vec_type(I1))
-                acc.add_incoming(ir.Constant(self._vec_type(I1), None), pre)
+                acc = b.phi(mt)
+                acc.add_incoming(ir.Constant(mt, None), pre)
                 exit_accs[edge] = acc
             live_accs = {}
             for value in self.liveouts[id(loop)]:
@@ -1392,6 +1536,7 @@ class _Vectorizer(ValueLanes):
                 acc = b.phi(vt)
                 acc.add_incoming(ir.Constant(vt, ir.Undefined), pre)
                 live_accs[value] = acc
+            self.block_mask[header] = self._narrowed(mask_phi)
         else:
             self.block_mask[header] = entry_mask
         self._emit_block(header)
@@ -1406,14 +1551,14 @@ class _Vectorizer(ValueLanes):
             left = self._or(leaving, VARYING) if leaving else None
             new_exit = {}
             for edge, acc in exit_accs.items():
-                new_exit[edge] = b.or_(acc, self._splat(self.edge_mask[edge]))
+                new_exit[edge] = b.or_(acc, self._widened(self._splat(self.edge_mask[edge])))
                 acc.add_incoming(new_exit[edge], b.block)
             for value, acc in live_accs.items():
                 current = self._value(value, header, True)
                 captured = self._select_wide(left, current, acc) if left is not None else acc
                 acc.add_incoming(captured, b.block)
                 self.liveout_value[(id(loop), value)] = captured
-            mask_phi.add_incoming(cont, b.block)
+            mask_phi.add_incoming(b.and_(mask_phi, self._widened(cont)), b.block)
         for phi in firsts:
             back = next(v for v, p in phi.incomings if p in loop.body)
             scalar = self._lane0_pointer(back)
@@ -1426,7 +1571,7 @@ class _Vectorizer(ValueLanes):
         b.position_at_end(after)
         if divergent:
             for edge, value in new_exit.items():
-                self.edge_mask[edge] = value
+                self.edge_mask[edge] = self._narrowed(value)
         # Blocks after the loop see the values the lanes left with (divergent loops) or
         # the last iteration's (uniform loops: every lane leaves in the same one).
 
@@ -2147,6 +2292,13 @@ def frame_alias_scopes(fn: ir.Function) -> None:
             other = _OTHER if mine == _FRAME else _FRAME
             inst.set_metadata("alias.scope", lists[mine])
             inst.set_metadata("noalias", lists[other])
+
+
+def _operands(inst) -> list:
+    """An instruction's operands; a phi's incoming values."""
+    if isinstance(inst, ir.PhiInstr):
+        return [v for v, _ in inst.incomings]
+    return list(inst.operands)
 
 
 def _scaled(value, factor) -> int | None:
