@@ -147,22 +147,31 @@ def _clear(tmp_path: Path) -> None:
         path.unlink()
 
 
-def test_mygemm2_int_indices(monkeypatch, tmp_path):
-    m, n, k = 48, 32, 64
+@pytest.mark.parametrize("ts", [16, 24, 8])
+def test_mygemm2_int_indices(monkeypatch, tmp_path, ts):
+    """TS 16: rows of 16 work-items (the 16-wide region clones on 8-lane targets); 24: a
+    16-wide chunk and an 8-wide one; 8: the 8-wide clones alone."""
+    m, n, k = 3 * ts, 2 * ts, 4 * ts
     rng = np.random.default_rng(192)
     a = rng.uniform(-1, 1, (k, m)).astype(np.float32)  # column-major M x K
     b = rng.uniform(-1, 1, (n, k)).astype(np.float32)  # column-major K x N
+    source = MYGEMM2.replace("#define TS 16", f"#define TS {ts}")
     results = []
     for wfv in ("all", "0"):
-        program = _program(monkeypatch, tmp_path, MYGEMM2, wfv)
+        program = _program(monkeypatch, tmp_path, source, wfv)
         c = np.full((n, m), np.nan, np.float32)
         program.kernel("myGEMM2")(
-            np.int32(m), np.int32(n), np.int32(k), a, b, c, global_size=(m, n), local_size=(16, 16)
+            np.int32(m), np.int32(n), np.int32(k), a, b, c, global_size=(m, n), local_size=(ts, ts)
         )
         results.append(c)
         if wfv == "all":
             note = program.translation().kernel_functions["myGEMM2"].wfv_note
             assert note.startswith("vectorized across work-items") and "(" not in note, note
+            if "8 per instruction" in note and ts > 8:  # AVX2: the k loop's FMA chain
+                assert note.endswith("16 per instruction in 3 of them"), note
+            if ts == 8:  # clang's IR for TS 8 reaches the tile loads through a phi of the
+                _clear(tmp_path)  # guarded first tile: the generic check, as before
+                continue
             checks = _checks(tmp_path)
             # The two tile loads (A and B) in the staging region: int, sign-extended.
             assert len([c for c in checks if c[:2] == (32, True)]) >= 2, checks

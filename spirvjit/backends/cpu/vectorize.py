@@ -1892,7 +1892,9 @@ class _RegionVectorizer(_Vectorizer):
         )
 
     def _clone_name(self) -> str:
-        return f"{self.kernel.name}.wfv.r{self.state.constant}"
+        # A clone wider than the target's registers (abi._region_bodies) is named apart.
+        wide = "" if width_for(",".join(self.features)) == self.W else str(self.W)
+        return f"{self.kernel.name}.wfv{wide}.r{self.state.constant}"
 
     def _emit(self) -> ir.Function:
         fn = super()._emit()
