@@ -427,24 +427,43 @@ def _vector_body(
 
 def _region_bodies(
     module: ir.Module, step: ir.Function, regions: int, features: str | None
-) -> tuple[dict[int, ir.Function], int]:
-    """The W-wide clones of a step function's regions (state -> clone; regions the
-    vectorizer declines are missing) and W. The outcome goes where ``_vector_body`` puts a
-    kernel's: the log, ``step.wfv_note`` and IR comments."""
+) -> tuple[dict[int, list[tuple[ir.Function, int]]], int]:
+    """The vector clones of a step function's regions (state -> [(clone, its width)],
+    widest first; regions the vectorizer declines are missing) and the target's W. The
+    outcome goes where ``_vector_body`` puts a kernel's: the log, ``step.wfv_note`` and IR
+    comments."""
     if features is None or not wfv.enabled():
         if not wfv.enabled():
             step.wfv_note = "not vectorized across work-items (SPIRVJIT_WFV=0)"
         return {}, 0
     width = wfv.width_for(features)
+    # With 8 lanes (AVX, AVX2), when a region's loop carries a multiply-add chain of
+    # per-lane scalars (_fma_loop), every region also gets a clone of twice that width,
+    # which runs the row's x work-items 16 at a time (two 8-wide vectors per operation),
+    # then the 8-wide clone at most once and the rest one by one: sgemm's k loop runs two
+    # FMA chains side by side, where one chain per chunk is bound by the FMA latency
+    # (4-5 cycles, two FMA pipes), and the tile staging's per-chunk work (the saved loop
+    # counter, the checks of its int indices) is shared by 16 work-items. Not for every
+    # kernel: the second clones cost JIT time, a streaming loop (the reduction's first
+    # region) and n-body's float4 loop (4 chains per lane already) ran slower 16 wide.
     bodies, reasons = {}, {}
     for state in range(regions):
         try:
-            bodies[state] = wfv.vectorize_region(step, state, width, features, module.data_layout)
+            narrow = wfv.vectorize_region(step, state, width, features, module.data_layout)
+            bodies[state] = [(narrow, width)]
         except wfv.Declined as exc:
             reasons[state] = " ".join(str(exc).split())
+    if width == 8 and any(_fma_loop(clones[0][0], width) for clones in bodies.values()):
+        for state, clones in bodies.items():
+            try:  # (it declines where the 8-wide one did not only on a vectorizer bug)
+                double = wfv.vectorize_region(step, state, 2 * width, features, module.data_layout)
+            except wfv.Declined:
+                continue
+            clones.insert(0, (double, 2 * width))
     entry = step.blocks[0]
     for state, reason in reversed(reasons.items()):
         entry.instructions.insert(0, ir.Comment(entry, f"wfv declined region {state}: {reason}"))
+    wide = sum(len(clones) > 1 for clones in bodies.values())
     unlike = dict.fromkeys(reasons.values())
     if len(unlike) == 1 and not bodies:
         why = f"{next(iter(unlike))} (every barrier region)"
@@ -453,13 +472,33 @@ def _region_bodies(
     if bodies:
         step.wfv_note = (
             f"vectorized across work-items, {width} per instruction, in {len(bodies)} of"
-            f" {regions} barrier regions" + (f" ({why})" if reasons else "")
+            f" {regions} barrier regions"
+            + (f", {2 * width} per instruction in {wide} of them" if wide else "")
+            + (f" ({why})" if reasons else "")
         )
     else:
         step.wfv_note = f"not vectorized across work-items: {why}"
     if config.debug():
         log.info("%s: %s", step.name, step.wfv_note)
     return bodies, width
+
+
+def _fma_loop(clone: ir.Function, width: int) -> bool:
+    """Whether a region clone has a loop (the vectorizer's ``<header>.loop`` blocks) and a
+    multiply-add of ``width`` lanes (``llvm.fma``/``llvm.fmuladd``: one scalar per
+    work-item), no vector values of more lanes (a work-item's float4 is 4 chains already)
+    and no libmvec call (whose 8-lane variant a 16-lane clone could not call)."""
+    looped, fma = False, False
+    for block in clone.blocks:
+        looped = looped or block.name.endswith(".loop")
+        for inst in block.instructions:
+            if isinstance(inst.type, ir.VectorType) and inst.type.count > width:
+                return False
+            callee = getattr(getattr(inst, "callee", None), "name", "")
+            if callee.startswith("_ZGV"):
+                return False
+            fma = fma or callee.startswith((f"llvm.fma.v{width}", f"llvm.fmuladd.v{width}"))
+    return looped and fma
 
 
 def _emit_workgroup_function(
@@ -744,15 +783,15 @@ def _emit_stepped_workgroup_function(
     signature: KernelSignature,
     name: str,
     checked_abi: CpuABI | None = None,
-    vectors: tuple[dict[int, ir.Function], int] = ({}, 0),
+    vectors: tuple[dict[int, list[tuple[ir.Function, int]]], int] = ({}, 0),
 ) -> ir.Function:
     """Runs a barrier kernel's step function region by region.
 
     All work-items are at the same state between regions (OpenCL requires every
     work-item to reach the same barriers); the state is a constant in each region's
     loop, so after inlining each loop holds only that region's code. ``vectors``: the
-    W-wide clones of regions (``_region_bodies``) and W; those regions run W x work-items
-    at a time, the rest of each row one by one.
+    vector clones of regions (``_region_bodies``) and W; those regions run W x work-items
+    at a time (2W first on 8-lane targets), the rest of each row one by one.
     """
     # The scalar step function too: the rest of each row, and regions left scalar.
     wfv.frame_alias_scopes(kernel)
@@ -786,7 +825,7 @@ def _emit_stepped_workgroup_function(
         if number in vectors[0]:
             _emit_vector_region(
                 b, ctx, kernel, kernel_args, local_sizes, starts, (frames, items, state),
-                number, vectors[0][number], vectors[1],
+                number, vectors[0][number],
             )  # fmt: skip
             b.branch(dispatch)
             continue
@@ -828,21 +867,19 @@ def _emit_vector_region(
     starts: list,
     frame: tuple,
     number: int,
-    vector: ir.Function,
-    width: int,
+    clones: list[tuple[ir.Function, int]],
 ) -> None:
     """Region ``number`` of a step function: the z and y loops, and in them the row's x
-    work-items W at a time through ``vector`` (lanes: consecutive x and linear ids from
-    the first lane's), then the rest one by one, inlined: groups narrower than W run
-    only those (an out-of-line call per work-item made a reduction with 4-item groups 2x
-    slower and saved no measurable JIT time). The next state is the last work-item's, as
-    in the scalar loop."""
+    work-items W at a time through each clone of ``clones`` (widest first; lanes:
+    consecutive x and linear ids from the first lane's) as long as W of them are left,
+    then the rest one by one, inlined: groups narrower than W run only those (an
+    out-of-line call per work-item made a reduction with 4-item groups 2x slower and
+    saved no measurable JIT time). The next state is the last work-item's, as in the
+    scalar loop."""
     frames, items, state = frame
     state_arg = ir.Constant(ir.IntType(32), number)
     outer = _outer_loops(b, ctx, local_sizes, starts)
     row = b.mul(b.add(b.mul(outer[0].index, local_sizes[1]), outer[1].index), local_sizes[0])
-    w = ir.Constant(I64, width)
-    chunks = b.udiv(local_sizes[0], w)
 
     def run(body: ir.Function, lx: ir.Value) -> None:
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
@@ -850,10 +887,15 @@ def _emit_vector_region(
         args = [*kernel_args, ctx, frames, b.add(row, lx), items, state_arg]
         b.store(b.call(body, args), state)
 
-    loop = _Loop(b, chunks, "wfv")
-    run(vector, b.mul(loop.index, w))
-    loop.close(_scalar_loop_metadata(b.module, unroll=True))
-    done = b.mul(chunks, w)
+    done = ir.Constant(I64, 0)
+    for n, (vector, width) in enumerate(clones):
+        w = ir.Constant(I64, width)
+        chunks = b.udiv(b.sub(local_sizes[0], done), w)
+        loop = _Loop(b, chunks, "wfv")
+        run(vector, b.add(done, b.mul(loop.index, w)))
+        # A narrower clone after a wider one runs at most once: not unrolled.
+        loop.close(_scalar_loop_metadata(b.module, unroll=n == 0))
+        done = b.add(done, b.mul(chunks, w))
     loop = _Loop(b, b.sub(local_sizes[0], done), "wfv.rest")
     run(step, b.add(done, loop.index))
     loop.close(_scalar_loop_metadata(b.module))

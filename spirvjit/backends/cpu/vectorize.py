@@ -87,6 +87,9 @@ _BINARY = {
     "udiv", "sdiv", "urem", "srem", "fadd", "fsub", "fmul", "fdiv", "frem",
 }  # fmt: skip
 _DIVISIONS = {"udiv", "sdiv", "urem", "srem"}
+# Integer operations _lane0 recomputes on lane 0 alone (no division: a masked-off lane's
+# divisor is replaced, and lane 0's may be one).
+_LANE0_BINARY = {"add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr"}
 _CASTS = {
     "trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp",
     "ptrtoint", "inttoptr", "bitcast", "addrspacecast",
@@ -924,6 +927,8 @@ class _Vectorizer(ValueLanes):
                             s = unset
                     elif inst.opname in ("trunc", "zext", "sext", "ptrtoint", "inttoptr"):
                         s = of(ops[0])
+                    elif inst.opname == "and" and _low_mask(self._resolve(ops[1])):
+                        s = of(ops[0])  # x's low bits (zext(trunc(x)) as LLVM writes it)
                     elif isinstance(inst, ir.GEPInstr):
                         s = of(inst.pointer)
                         ty = inst.source_etype
@@ -1486,7 +1491,9 @@ class _Vectorizer(ValueLanes):
         phis = [i for i in header.instructions if isinstance(i, ir.PhiInstr) and i in self.needed]
         entry_values = {phi: self._merge(phi, entries, header) for phi in phis}
         for phi in phis:
-            if phi in self.induction:
+            # No check where the entry value is consecutive by construction: every access
+            # rooted at the phi is then proven too (_proven_consecutive) and never asks.
+            if phi in self.induction and not self._proven_consecutive(phi):
                 step = self.stride.get(phi)
                 self.induction_flag[phi] = self._consecutive_check(
                     self._splat(entry_values[phi]), step
@@ -1722,7 +1729,11 @@ class _Vectorizer(ValueLanes):
         offsets (an induction's entry value, an i64 index, a pointer), so accesses at
         different offsets from one index share it (LLVM merges the identical checks)."""
         b = self.b
+        # A pointer induction's scalar phi (lane0) first: then the loop keeps no vector
+        # of pointers alive for the plain accesses.
         base = self._lane0_pointer(pointer_op) if pointer_op is not None else None
+        if base is None and pointer_op is not None:
+            base = self._lane0(pointer_op)
         if base is None:
             base = b.extract_element(pointers, ir.Constant(I32, 0))
         consecutive = None
@@ -1737,6 +1748,43 @@ class _Vectorizer(ValueLanes):
         if mask is not None:
             consecutive = b.select(self._all(mask), consecutive, ir.Constant(I1, 0))
         return base, consecutive
+
+    def _lane0(self, value, depth: int = 0):
+        """Lane 0 of ``value`` computed with scalar instructions where it is an integer or
+        pointer built by integer arithmetic, casts and GEPs: lane 0 of each operand, then
+        the same operation (lane 0 of the vector operation, without its poison flags).
+        The base address of a plain vector access is then scalar code the back end folds
+        into the access, not a vector of addresses moved lane by lane to an integer
+        register (the vector form stays for the gather/scatter fallback, where it sinks)."""
+        b = self.b
+        value = self._resolve(value)
+        if value not in self.varying:
+            found = self._value(value, None, False)
+            if isinstance(found.type, ir.VectorType) and not isinstance(value.type, ir.VectorType):
+                # uniform in a divergent loop, read after it: each lane's last value
+                return b.extract_element(found, ir.Constant(I32, 0))
+            return found
+        if (
+            depth > 24
+            or not isinstance(value, ir.Instruction)
+            or not isinstance(value.type, ir.IntType | ir.PointerType)
+            or value in self.private_pointer
+            or any(lp.divergent for lp in self._loops_of(value.parent))
+            or not (
+                isinstance(value, ir.GEPInstr)
+                or value.opname in _LANE0_BINARY
+                or value.opname in ("trunc", "zext", "sext")
+            )
+        ):
+            return b.extract_element(self._value(value, None, True), ir.Constant(I32, 0))
+        if isinstance(value, ir.GEPInstr):
+            pointer = self._lane0(value.pointer, depth + 1)
+            indices = [self._lane0(i, depth + 1) for i in value.indices]
+            return b.gep(pointer, indices, inbounds=value.inbounds, source_etype=value.source_etype)
+        ops = [self._lane0(op, depth + 1) for op in value.operands]
+        if value.opname in _LANE0_BINARY:
+            return self._put(ir.Instruction(b.block, ops[0].type, value.opname, ops))
+        return getattr(b, value.opname)(ops[0], value.type)
 
     def _consecutive_check(self, vector, step: int):
         """i1: lane i of ``vector`` (pointers or integers) is lane 0's + i * step."""
@@ -1787,8 +1835,90 @@ class _Vectorizer(ValueLanes):
                     break
             step = self.stride.get(index) if index.type == I64 else None
             if step is not None and step * scale == size:
+                narrow = self._extension_check(index, step)
+                if narrow is not None:
+                    return narrow
                 return self._consecutive_check(self._value(index, None, True), self.stride[index])
         return self._consecutive_check(self._value(pointer, None, True), size)
+
+    def _extension_check(self, index, step: int):
+        """For an i64 ``index`` (times a constant) that extends a narrower integer whose
+        lanes are lane 0's + i * stride modulo 2**bits (``_wraps_affinely``: ``int`` index
+        arithmetic without ``nsw``, e.g. ``a[row * n + t + lx]``): the scalar i1 that
+        lane 0's value + (W - 1) * stride does not cross the signed (sign extension) or
+        unsigned (zero extension) boundary. Then no lane wraps and the extended lanes are
+        lane 0's + i * stride. One compare of lane 0, where the generic check extends,
+        compares and reduces W lanes (a dozen vector instructions in every chunk of a
+        tile-staging loop). The extensions: ``sext``/``zext``; ``ashr(shl(x, c1), c2)``
+        (c1 >= c2: x's low 64 - c1 bits sign-extended, times 2**(c1 - c2), as LLVM
+        writes ``(long)(short)x * 4``); ``and x, 2**bits - 1``. None for other shapes."""
+        factor = 1
+        while isinstance(index, ir.Instruction) and index.opname in ("shl", "mul"):
+            k = _int_constant(self._resolve(index.operands[1]))
+            x = self._resolve(index.operands[0])
+            if k is None and index.opname == "mul":
+                k, x = _int_constant(x), self._resolve(index.operands[1])
+            if k is None or k <= 0 or (index.opname == "shl" and k >= 64):
+                return None
+            factor *= 1 << k if index.opname == "shl" else k
+            index = x
+        if not isinstance(index, ir.Instruction):
+            return None
+        ops = [self._resolve(op) for op in index.operands]
+        bits = 0
+        if index.opname in ("sext", "zext") and isinstance(ops[0].type, ir.IntType):
+            narrow, signed, bits = ops[0], index.opname == "sext", ops[0].type.width
+        elif index.opname == "ashr" and isinstance(ops[0], ir.Instruction):
+            c1, c2 = _int_constant(self._resolve(ops[0].operands[1])), _int_constant(ops[1])
+            if ops[0].opname == "shl" and c1 is not None and c2 is not None and c1 >= c2:
+                narrow, signed, bits = self._resolve(ops[0].operands[0]), True, 64 - c1
+                factor <<= c1 - c2
+        elif index.opname == "and" and _low_mask(ops[1]):
+            narrow, signed, bits = ops[0], False, ops[1].constant.bit_length()
+        if not 0 < bits < 64 or step % factor:
+            return None
+        span = (self.W - 1) * (step // factor)
+        if abs(span) >= 1 << (bits - 1) or not self._wraps_affinely(narrow):
+            return None
+        b = self.b
+        lane0 = self._lane0(narrow)
+        if lane0.type.width != bits:  # x's low bits
+            lane0 = b.trunc(lane0, ir.IntType(bits))
+        if signed:
+            low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        else:
+            low, high = 0, (1 << bits) - 1
+        # every lane's value lies between lane 0's and lane 0's + span, in order
+        op, limit = ("<=", high - span) if span >= 0 else (">=", low - span)
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        return cmp(op, lane0, ir.Constant(lane0.type, limit))
+
+    def _wraps_affinely(self, value, depth: int = 0) -> bool:
+        """Whether lane i of integer ``value`` is lane 0's + i * its stride modulo
+        2**width (wrap-around allowed, unlike ``_no_signed_wrap``): the x ids and a region's
+        linear id, uniform values, and sums, differences, constant multiples and
+        truncations of those. The stride analysis gives the stride itself."""
+        value = self._resolve(value)
+        if value not in self.varying:
+            return True
+        if depth > 24 or not isinstance(value, ir.Instruction):
+            return False
+        slot = self._ctx_slot(value) if isinstance(value, ir.LoadInstr) else None
+        if value in self._varying_arguments() or slot in _X_IDS:
+            return True
+        ops = [self._resolve(op) for op in value.operands]
+        if value.opname in ("trunc", "add", "sub"):
+            return all(self._wraps_affinely(op, depth + 1) for op in ops)
+        if value.opname in ("mul", "shl"):
+            k, x = (
+                (ops[1], ops[0])
+                if value.opname == "shl" or isinstance(ops[1], ir.Constant)
+                else ops
+            )
+            return isinstance(k, ir.Constant) and self._wraps_affinely(x, depth + 1)
+        if value.type == I64:
+            return self._affine(value, depth + 1)
+        return False
 
     def _load(self, inst, block, mask):
         b = self.b
@@ -2114,7 +2244,9 @@ class _RegionVectorizer(_Vectorizer):
         )
 
     def _clone_name(self) -> str:
-        return f"{self.kernel.name}.wfv.r{self.state.constant}"
+        # A clone wider than the target's registers (abi._region_bodies) is named apart.
+        wide = "" if width_for(",".join(self.features)) == self.W else str(self.W)
+        return f"{self.kernel.name}.wfv{wide}.r{self.state.constant}"
 
     def _emit(self) -> ir.Function:
         fn = super()._emit()
@@ -2317,6 +2449,19 @@ _OTHER_LIBM = {
     "fmodf", "fmod", "remainderf", "remainder", "fdimf", "fdim", "logbf", "logb",
     "lgammaf", "lgamma", "tgammaf", "tgamma", "nextafterf", "nextafter", "cbrtf", "cbrt",
 }  # fmt: skip
+
+
+def _int_constant(value) -> int | None:
+    """The value of an integer constant, else None."""
+    if isinstance(value, ir.Constant) and isinstance(value.constant, int):
+        return value.constant
+    return None
+
+
+def _low_mask(value) -> bool:
+    """Whether ``value`` is the integer constant 2**bits - 1 (bits > 0)."""
+    mask = _int_constant(value)
+    return mask is not None and mask > 0 and mask & (mask + 1) == 0
 
 
 def _int_constants(*values) -> bool:
