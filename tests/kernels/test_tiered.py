@@ -239,3 +239,184 @@ def test_a_failed_optimized_compile_leaves_the_quick_tier_running(tiered_on, mon
     again = _run_arith(kernel)
     np.testing.assert_array_equal(first[0], again[0])
     np.testing.assert_array_equal(first[1], again[1])
+
+
+# Mid-launch switching (TieredKernel.launch): the groups of a launch not yet claimed
+# when the optimized tier comes in run on the optimized code.
+GATE = """
+kernel void gate_%s(global volatile int *gate, global int *started, global float *y,
+                    global const float *x)
+{
+    size_t i = get_global_id(0);
+    if (get_local_id(0) == 0 && (%s)) {
+        atomic_inc(started);
+        while (atomic_add(gate, 0) == 0) {}  /* until the test opens the gate */
+    }
+    y[i] += x[i] * 2.0f + 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "items, which_wait",
+    [
+        (2048, "get_group_id(0) == 0"),  # < INLINE_WORK_ITEMS: on the launching thread
+        (16384, "1"),  # on the thread pool: each thread's first chunk waits
+    ],
+    ids=["inline", "pool"],
+)
+def test_a_launch_switches_to_the_optimized_tier_midway(tiered_on, monkeypatch, items, which_wait):
+    """The quick tier's runners wait in their first groups until the optimized tier is
+    in; the launch then finishes on the optimized code: every work-item ran once."""
+    release = _held(monkeypatch)
+    name = f"{items}"
+    kernel = spirvjit.compile_opencl(GATE % (name, which_wait)).kernel(f"gate_{name}")
+    gate, started = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    x = np.arange(items, dtype=np.float32)
+    y = np.full(items, 0.25, np.float32)
+    runs: list[tuple] = []  # (tier's CpuKernel, first group, total groups) of each run
+    from spirvjit.backends.cpu import launcher
+
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+
+    def opener() -> None:
+        while started[0] == 0:  # the quick tier's launch is running (and waiting)
+            threading.Event().wait(0.001)
+        release.set()
+        assert kernel.wait_optimized(120)
+        gate[0] = 1
+
+    thread = threading.Thread(target=opener)
+    thread.start()
+    kernel(gate, started, y, x, global_size=items, local_size=64)
+    thread.join(120)
+    loaded = kernel._default
+    assert loaded.tier == 1 and loaded.switched == 1
+    # The quick code ran the launch from group 0, the optimized code the rest: from a
+    # group after the waiting ones.
+    groups = items // 64
+    (quick, q_first, q_total), (full, first, total) = runs
+    assert full is loaded._current and quick is not full
+    assert (q_first, q_total) == (0, groups) and 0 < first < total == groups
+    np.testing.assert_array_equal(y, np.float32(0.25) + (x * np.float32(2) + np.float32(1)))
+    # The next launch runs on the optimized tier from the start.
+    kernel(gate, started, y, x, global_size=items, local_size=64)
+    assert loaded.switched == 1 and runs[2] == (full, 0, groups)
+
+
+ACCUMULATE = """
+kernel void accumulate_%s(global const float *x, global float *y, global uint *hits, uint n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < 24; ++k)
+        v = v * 0.5f + 1.0f;
+    y[i] += v;
+    hits[i] += 1;
+}
+"""
+
+
+def test_threads_launching_a_fresh_tiered_kernel_across_the_swap_match_numpy(
+    tiered_on, monkeypatch
+) -> None:
+    """12 threads launch one freshly loaded kernel (inline and pooled sizes, groups that
+    would show a group run twice or skipped: y += v, hits += 1) over and over while the
+    optimized tier comes in; every result equals NumPy's, bit for bit."""
+    release = _held(monkeypatch)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "stress").kernel("accumulate_stress")
+    start = threading.Barrier(12)
+    failures: list[str] = []
+    launches = [0] * 12
+
+    def run(t: int) -> None:
+        n = (3000, 40000, 9000)[t % 3] + t  # inline, pooled, pooled; ragged last group
+        rng = np.random.default_rng(t)
+        x = rng.uniform(-4, 4, n).astype(np.float32)
+        v = x.copy()
+        for _ in range(24):
+            v = v * np.float32(0.5) + np.float32(1)
+        y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+        want = np.zeros(n, np.float32)
+        start.wait()
+        after = 0
+        for i in range(2000):
+            if t == 0 and i == 2:
+                release.set()
+            loaded = kernel._default
+            tier = 0 if loaded is None else loaded.tier
+            kernel(x, y, hits, np.uint32(n), global_size=(n + 63) // 64 * 64, local_size=64)
+            want += v
+            launches[t] += 1
+            if not (np.array_equal(y, want) and (hits == i + 1).all()):
+                failures.append(f"thread {t} launch {i} (tier {tier})")
+                return
+            after += tier
+            if after >= 2:
+                return
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not failures
+    assert kernel.wait_optimized(120) and kernel._default.tier == 1
+    assert min(launches) >= 3
+    assert sorted(tiered_on) == [(), (jit.QUICK_TIER,)]
+
+
+FAST_MATH = """
+kernel void fast_%s(global const float *x, global float *y)
+{
+    size_t i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < 64; ++k)
+        s += x[(i + k) %% 4096] * 0.1f;
+    y[i] = s + x[i] / 3.0f;
+}
+"""
+
+
+def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
+    """With fast-math flags LLVM's O3 reassociates the sum (vectorized) and the quick
+    tier's -O0 code does not: a quick tier gave other bits (971 of 4096 values differed
+    before fast-math programs were left untiered). The first launch gives the bits of an
+    untiered compile."""
+    release = _held(monkeypatch)
+    x = np.random.default_rng(1).uniform(-10, 10, 4096).astype(np.float32)
+    kernel = spirvjit.compile_opencl(FAST_MATH % "a", ["-cl-fast-relaxed-math"]).kernel("fast_a")
+    first = np.zeros(4096, np.float32)
+    kernel(x, first, global_size=4096)
+    assert not isinstance(kernel._default, tiered.TieredKernel)
+    release.set()
+    monkeypatch.delenv("SPIRVJIT_TIERED")
+    source = FAST_MATH % "b"
+    untiered = spirvjit.compile_opencl(source, ["-cl-fast-relaxed-math"]).kernel("fast_b")
+    optimized = np.zeros(4096, np.float32)
+    untiered(x, optimized, global_size=4096)
+    np.testing.assert_array_equal(first.view(np.uint32), optimized.view(np.uint32))
+
+
+def test_the_suites_kernels_have_the_same_signature_in_both_tiers() -> None:
+    """A launch switching tiers midway hands the quick tier's argument array, launch
+    record and local memory (frames of barrier kernels) to the optimized code: the two
+    translations must lay them out alike. The benchmark suite's kernels, barrier ones
+    included."""
+    import sys
+
+    sys.path.insert(0, str(KERNELS.parent))
+    from cases import CASES
+
+    for name, case in CASES.items():
+        program = spirvjit.compile_opencl(case.source, list(case.options))
+        quick = program.translation_for((jit.QUICK_TIER,)).kernels[name]
+        assert quick == program.translation().kernels[name], name

@@ -27,22 +27,88 @@ does not change tiers midway), and a background thread compiling competes for th
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import threading
 from collections.abc import Callable
 
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
+from .abi import LaunchRecord
+from .workers import keep_forever
 
 log = logging.getLogger("spirvjit")
 
 
+# LLVM's fast-math flags: with them the O3 pipeline may reassociate, contract a*b+c into
+# an FMA (fmul and fadd with ``contract``: the DAG combiner fuses them at -O3, not -O0),
+# use reciprocals or drop signed zeros, and the quick tier's code does none of that.
+FAST_MATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
+
+
 def worth_it(program, kernel: str) -> bool:
-    """Whether ``kernel`` may run a quick tier: its results must be the optimized tier's,
-    so not where the program calls libm functions that have vector variants."""
+    """Whether ``kernel`` may run a quick tier: its results must be the optimized tier's
+    bit for bit, so not where the program calls libm functions that have vector variants
+    (the vectorized code calls libmvec, which rounds differently) nor where it has
+    fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0 code may round
+    differently). The program's whole quick translation is looked at: cheap, and the
+    kernel's callees are in it."""
     translation = program.translation_for((QUICK_TIER,))
-    called = {fn.name for fn in translation.module.functions}
-    return not vector_declarations(program.target.features, called)
+    module = translation.module
+    called = {fn.name for fn in module.functions}
+    if vector_declarations(program.target.features, called):
+        return False
+    return not _has_fast_math(module)
+
+
+def _has_fast_math(module) -> bool:
+    for fn in module.functions:
+        for block in fn.blocks:
+            for instruction in block.instructions:
+                flags = getattr(instruction, "flags", None) or ()
+                fastmath = getattr(instruction, "fastmath", None) or ()
+                if FAST_MATH_FLAGS.intersection(flags) or FAST_MATH_FLAGS.intersection(fastmath):
+                    return True
+    return False
+
+
+# A launch on the quick tier hands out its groups in chunks of about 1/64 of a thread's
+# share (a plain launch: 1/8), so that when the optimized tier comes in mid-launch the
+# quick code runs at most one such chunk per thread longer. A chunk costs one atomic add.
+QUICK_CHUNKS_PER_THREAD = 64
+
+_CLAIM_REST_IR = """
+define i64 @spirvjit_claim_rest(ptr %next, i64 %total) {
+  %old = atomicrmw xchg ptr %next, i64 %total seq_cst
+  ret i64 %old
+}
+"""
+
+
+@functools.cache
+def _claim_rest() -> Callable[[int, int], int]:
+    """``claim_rest(address of a launch record's next_group, total groups)``: takes every
+    group not yet claimed from the runners (their next claims find none left) and
+    returns the first of them (>= total: none was left). Atomic, as the runners' claims
+    are: no group is run twice or skipped. Compiled once per process."""
+    from . import codegen
+
+    tracker = codegen.load_runtime_module(_CLAIM_REST_IR, "tiers", ("spirvjit_claim_rest",))
+    keep_forever(tracker)
+    function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+    return function(tracker["spirvjit_claim_rest"])
+
+
+class _Running:
+    """A launch in flight on the quick tier: its record, and where the optimized tier
+    takes over (None: it did not)."""
+
+    __slots__ = ("record", "resume")
+
+    def __init__(self, record: LaunchRecord) -> None:
+        self.record = record
+        self.resume: int | None = None
 
 
 class TieredKernel:
@@ -50,10 +116,25 @@ class TieredKernel:
 
     ``compile_seconds``, ``times`` and ``origin`` are the quick tier's (what the first
     launch waited for); ``optimized_seconds`` and ``optimized_times`` the optimized tier's,
-    None until it is in; ``tier``: 0 or 1, the tier the next launch runs."""
+    None until it is in; ``tier``: 0 or 1, the tier the next launch starts on.
+
+    The switch inside a launch: a launch on the quick tier registers its launch record in
+    ``_running`` (under ``_lock``) before it runs and removes it after. The swap, under
+    the same lock, makes the optimized tier current and takes the unclaimed groups of
+    every registered launch (``_claim_rest``): their runners finish the chunks they hold
+    and find nothing more to claim; each such launch then runs the groups from where
+    it was taken over on the optimized code, with the same arguments and a copy of its
+    launch record. Both tiers are CpuKernels of the same signature (the quick tier's
+    translation is the optimized one's without the vectorizer, tests/kernels/
+    test_tiered.py compares the suite's), so they read the same argument array, launch
+    record and local memory. A launch holds its tier (a local reference) until the
+    pool has returned, that is until every worker is done with its code."""
 
     def __init__(self, quick, optimize: Callable[[], object], name: str) -> None:
         self._current = quick
+        self._quick = quick  # None once the optimized tier is in (or never will be)
+        self._lock = threading.Lock()
+        self._running: set[_Running] = set()
         self.tier = 0
         self.signature = quick.signature
         self.origin = quick.origin
@@ -61,6 +142,7 @@ class TieredKernel:
         self.compile_seconds = quick.compile_seconds
         self.optimized_seconds: float | None = None
         self.optimized_times = None
+        self.switched = 0  # launches that switched to the optimized tier midway
         self.error: BaseException | None = None  # why the optimized tier is missing
         self._optimized = threading.Event()
         # Not a daemon: the interpreter waits for it at exit rather than stopping it in
@@ -73,14 +155,23 @@ class TieredKernel:
     def _optimize(self, optimize: Callable[[], object]) -> None:
         try:
             full = optimize()
+            claim_rest = _claim_rest()
         except Exception as exc:  # the quick tier keeps running: slower, still right
             self.error = exc
+            with self._lock:
+                self._quick = None  # launches run it as a plain CpuKernel from now on
             log.warning("spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc)
         else:
             self.optimized_seconds = full.compile_seconds
             self.optimized_times = full.times
-            self._current = full  # the swap: launches from now on run the optimized code
-            self.tier = 1
+            with self._lock:  # the swap: launches from now on run the optimized code
+                self._current = full
+                self._quick = None
+                self.tier = 1
+                for running in self._running:  # and those running now, from here on
+                    record = running.record
+                    field = ctypes.addressof(record) + LaunchRecord.next_group.offset
+                    running.resume = claim_rest(field, record.total_groups)
         finally:
             self._optimized.set()
 
@@ -88,9 +179,42 @@ class TieredKernel:
         """Waits until the optimized tier is in (or failed); False if ``timeout`` passed."""
         return self._optimized.wait(timeout)
 
-    def launch(self, *args, **kwargs) -> None:
-        # One read: the whole launch runs on the tier it found.
-        return self._current.launch(*args, **kwargs)
+    def launch(
+        self, args, global_size, local_size, global_offset, dynamic_shared: int = 0, stream=None
+    ) -> None:
+        quick = self._quick
+        if quick is None:  # optimized (one read: the whole launch runs on it)
+            current = self._current
+            return current.launch(args, global_size, local_size, global_offset, dynamic_shared)
+        prepared = quick.pack_launch(args, global_size, local_size, global_offset, dynamic_shared)
+        record = prepared.record
+        chunk = record.groups_per_chunk  # what the optimized code claims
+        threads = max(1, prepared.plan.threads)
+        quick_chunk = record.total_groups // (threads * QUICK_CHUNKS_PER_THREAD)
+        record.groups_per_chunk = max(1, quick_chunk)
+        running = _Running(record)
+        with self._lock:
+            current = self._current
+            if current is quick:
+                self._running.add(running)
+        if current is not quick:  # the optimized tier came in meanwhile
+            record.groups_per_chunk = chunk
+            current.run_launch(prepared)
+            return None
+        try:
+            quick.run_launch(prepared)
+        finally:
+            with self._lock:
+                self._running.discard(running)
+        if running.resume is not None and running.resume < record.total_groups:
+            rest = LaunchRecord.from_buffer_copy(record)
+            rest.next_group = running.resume
+            rest.groups_per_chunk = chunk
+            with self._lock:
+                self.switched += 1
+                current = self._current
+            current.run_launch(prepared, rest)
+        return None
 
     def __repr__(self) -> str:
         return f"<spirvjit tiered kernel {self._thread.name.removeprefix('spirvjit optimize ')}>"
