@@ -279,10 +279,10 @@ def test_a_launch_switches_to_the_optimized_tier_midway(tiered_on, monkeypatch, 
 
     run_launch = launcher.CpuKernel.run_launch
 
-    def recording(self, prepared, record=None):
+    def recording(self, prepared, record=None, threads=0):
         chosen = prepared.record if record is None else record
         runs.append((self, chosen.next_group, chosen.total_groups))
-        return run_launch(self, prepared, record)
+        return run_launch(self, prepared, record, threads)
 
     monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
 
@@ -299,16 +299,17 @@ def test_a_launch_switches_to_the_optimized_tier_midway(tiered_on, monkeypatch, 
     thread.join(120)
     loaded = kernel._default
     assert loaded.tier == 1 and loaded.switched == 1
-    # The quick code ran the launch from group 0, the optimized code the rest: from a
-    # group after the waiting ones.
+    # The quick code ran the launch from group 0 (in slices), the optimized code the
+    # rest: from a group after the waiting ones.
     groups = items // 64
-    (quick, q_first, q_total), (full, first, total) = runs
-    assert full is loaded._current and quick is not full
-    assert (q_first, q_total) == (0, groups) and 0 < first < total == groups
+    full = loaded._current
+    *quick_runs, (last, first, total) = runs
+    assert last is full and all(kernel is not full for kernel, _, _ in quick_runs)
+    assert quick_runs[0][1] == 0 and 0 < first < total == groups
     np.testing.assert_array_equal(y, np.float32(0.25) + (x * np.float32(2) + np.float32(1)))
     # The next launch runs on the optimized tier from the start.
     kernel(gate, started, y, x, global_size=items, local_size=64)
-    assert loaded.switched == 1 and runs[2] == (full, 0, groups)
+    assert loaded.switched == 1 and runs[-1] == (full, 0, groups)
 
 
 ACCUMULATE = """

@@ -442,9 +442,12 @@ class CpuKernel:
         record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
         return PreparedLaunch(plan, slots, keep, record)
 
-    def run_launch(self, prepared: PreparedLaunch, record: LaunchRecord | None = None) -> None:
+    def run_launch(
+        self, prepared: PreparedLaunch, record: LaunchRecord | None = None, threads: int = 0
+    ) -> None:
         """Runs this kernel's code on ``prepared``'s arguments, claiming the groups of
-        ``record`` (default: ``prepared.record``) from its ``next_group`` on."""
+        ``record`` (default: ``prepared.record``) from its ``next_group`` on, on
+        ``threads`` threads (0: the plan's)."""
         plan = prepared.plan
         record = prepared.record if record is None else record
         arena_bytes = record.frames_offset + self.signature.frame_bytes * plan.group_items
@@ -456,7 +459,7 @@ class CpuKernel:
                 self._runner,
                 ctypes.addressof(prepared.slots),
                 ctypes.addressof(record),
-                plan.threads,
+                threads or plan.threads,
                 arena_bytes,
                 _abort_flag(record),
             )

@@ -31,11 +31,13 @@ import ctypes
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
 from .abi import LaunchRecord
+from .launcher import _cores
 from .workers import keep_forever
 
 log = logging.getLogger("spirvjit")
@@ -77,6 +79,13 @@ def _has_fast_math(module) -> bool:
 # share (a plain launch: 1/8), so that when the optimized tier comes in mid-launch the
 # quick code runs at most one such chunk per thread longer. A chunk costs one atomic add.
 QUICK_CHUNKS_PER_THREAD = 64
+# A launch on the quick tier runs in slices of groups (1, 2, 4, ... per thread, doubled
+# until a slice takes this long) and decides after each from its speed whether to go on
+# on the quick code or to wait for the optimized code (TieredKernel.launch).
+SLICE_SECONDS = 0.005
+# The optimized tier's compile takes about this many times the quick tier's: 4-8x on the
+# benchmark suite's kernels (benchmarks/results/jit_times.md), median ~5.
+OPTIMIZED_PER_QUICK = 6.0
 
 _CLAIM_REST_IR = """
 define i64 @spirvjit_claim_rest(ptr %next, i64 %total) {
@@ -133,6 +142,7 @@ class TieredKernel:
     def __init__(self, quick, optimize: Callable[[], object], name: str) -> None:
         self._current = quick
         self._quick = quick  # None once the optimized tier is in (or never will be)
+        self._started = time.perf_counter()  # the background compile's start
         self._lock = threading.Lock()
         self._running: set[_Running] = set()
         self.tier = 0
@@ -143,6 +153,7 @@ class TieredKernel:
         self.optimized_seconds: float | None = None
         self.optimized_times = None
         self.switched = 0  # launches that switched to the optimized tier midway
+        self.waited = 0  # launches on the quick tier that stopped to wait for it
         self.error: BaseException | None = None  # why the optimized tier is missing
         self._optimized = threading.Event()
         # Not a daemon: the interpreter waits for it at exit rather than stopping it in
@@ -188,33 +199,77 @@ class TieredKernel:
             return current.launch(args, global_size, local_size, global_offset, dynamic_shared)
         prepared = quick.pack_launch(args, global_size, local_size, global_offset, dynamic_shared)
         record = prepared.record
-        chunk = record.groups_per_chunk  # what the optimized code claims
-        threads = max(1, prepared.plan.threads)
-        quick_chunk = record.total_groups // (threads * QUICK_CHUNKS_PER_THREAD)
-        record.groups_per_chunk = max(1, quick_chunk)
+        total, chunk = record.total_groups, record.groups_per_chunk
+        # A core is left to the optimized tier's compile: on all of them the launch slows
+        # the compile down, and the switch comes that much later.
+        threads = max(1, min(prepared.plan.threads, _cores() - 1))
+        done, size, patient = 0, threads, True
+        while done < total:
+            end = min(total, done + size)
+            began = time.perf_counter()
+            resume = self._run_quick(quick, prepared, done, end, threads)
+            if resume is not None:  # the optimized tier is in: it runs the rest
+                self._run_rest(prepared, resume, total, chunk)
+                return None
+            took = time.perf_counter() - began
+            done, ran = end, end - done
+            # Will the quick code, at the last slice's speed, be done before the
+            # optimized code is in? Then it goes on (and switches if the optimized code
+            # comes first). If not, this is a big launch: it waits for the optimized
+            # code, which compiles faster without the launch competing for the cores (on
+            # a machine whose cores are all busy, or under a CPU quota, the quick code's
+            # work was worth a fraction of what it took from the compile), and runs the
+            # rest on it. It waits at most as long as the quick code would take (then the
+            # quick code runs the rest): never more than twice the better choice.
+            quick_left = took / ran * (total - done)
+            if patient and done < total and quick_left > self._compile_left():
+                with self._lock:
+                    self.waited += 1
+                if self._optimized.wait(quick_left):
+                    self._run_rest(prepared, done, total, chunk)
+                    return None
+                patient = False
+            if took < SLICE_SECONDS:
+                size = ran * 2
+        return None
+
+    def _compile_left(self) -> float:
+        """Seconds until the optimized tier is expected in: OPTIMIZED_PER_QUICK times the
+        quick tier's compile from the start of the background compile; once that has
+        passed, as long again as it has taken so far (it is a slow one)."""
+        now = time.perf_counter()
+        expected = self._started + OPTIMIZED_PER_QUICK * self.compile_seconds - now
+        return max(expected, now - self._started)
+
+    def _run_quick(self, quick, prepared, first: int, end: int, threads: int) -> int | None:
+        """Runs groups [first, end) of ``prepared`` on the quick tier; returns None when
+        it ran them all, else the group from which the optimized tier, which came in
+        before or during the run, takes over."""
+        record = prepared.record
+        record.next_group, record.total_groups = first, end
+        record.groups_per_chunk = max(1, (end - first) // (threads * QUICK_CHUNKS_PER_THREAD))
         running = _Running(record)
         with self._lock:
-            current = self._current
-            if current is quick:
-                self._running.add(running)
-        if current is not quick:  # the optimized tier came in meanwhile
-            record.groups_per_chunk = chunk
-            current.run_launch(prepared)
-            return None
+            if self._current is not quick:
+                return first
+            self._running.add(running)
         try:
-            quick.run_launch(prepared)
+            quick.run_launch(prepared, threads=threads)
         finally:
             with self._lock:
                 self._running.discard(running)
-        if running.resume is not None and running.resume < record.total_groups:
-            rest = LaunchRecord.from_buffer_copy(record)
-            rest.next_group = running.resume
-            rest.groups_per_chunk = chunk
-            with self._lock:
-                self.switched += 1
-                current = self._current
-            current.run_launch(prepared, rest)
-        return None
+        return None if running.resume is None else min(running.resume, end)
+
+    def _run_rest(self, prepared, first: int, total: int, chunk: int) -> None:
+        """Runs groups [first, total) on the current tier with the launch's own chunks."""
+        if first >= total:
+            return
+        rest = LaunchRecord.from_buffer_copy(prepared.record)
+        rest.next_group, rest.total_groups, rest.groups_per_chunk = first, total, chunk
+        with self._lock:
+            current = self._current
+            self.switched += self.tier
+        current.run_launch(prepared, rest)
 
     def __repr__(self) -> str:
         return f"<spirvjit tiered kernel {self._thread.name.removeprefix('spirvjit optimize ')}>"
