@@ -421,3 +421,73 @@ def test_the_suites_kernels_have_the_same_signature_in_both_tiers() -> None:
         program = spirvjit.compile_opencl(case.source, list(case.options))
         quick = program.translation_for((jit.QUICK_TIER,)).kernels[name]
         assert quick == program.translation().kernels[name], name
+
+
+def _accumulate_reference(x: np.ndarray) -> np.ndarray:
+    v = x.copy()
+    for _ in range(24):
+        v = v * np.float32(0.5) + np.float32(1)
+    return v
+
+
+def test_a_launch_the_quick_code_would_take_longer_waits_for_the_optimized_code(
+    tiered_on, monkeypatch
+) -> None:
+    """When a quick-tier launch predicts it would outlast the optimized compile (here:
+    the compile is said to be due now), it stops after its first slice, waits for the
+    optimized code and runs the rest on it."""
+    from spirvjit.backends.cpu import launcher
+
+    release = _held(monkeypatch)
+    monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "waits").kernel("accumulate_waits")
+    n = 64 * 500
+    x = np.random.default_rng(3).uniform(-4, 4, n).astype(np.float32)
+    y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+    runs: list[tuple] = []
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None, threads=0):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record, threads)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+    # Optimized while the launch waits (a wait lasts at most the quick code's predicted
+    # time: ~500x the first slice's, hundreds of ms at least).
+    monkeypatch.setattr(tiered, "SLICE_SECONDS", 10.0)
+    launching = threading.Thread(
+        target=kernel, args=(x, y, hits, np.uint32(n)), kwargs={"global_size": n, "local_size": 64}
+    )
+    launching.start()
+    while kernel._default is None or kernel._default.waited == 0:
+        threading.Event().wait(0.001)
+    release.set()
+    launching.join(120)
+    loaded = kernel._default
+    assert loaded.waited == 1 and loaded.switched == 1 and loaded.tier == 1
+    (quick, q_first, q_end), (full, first, total) = runs
+    assert quick is not full and full is loaded._current
+    assert (q_first, q_end) == (0, first) and 0 < first < total == n // 64
+    np.testing.assert_array_equal(y, _accumulate_reference(x))
+    assert (hits == 1).all()
+
+
+def test_a_launch_waits_for_the_optimized_code_no_longer_than_the_quick_code_takes(
+    tiered_on, monkeypatch
+) -> None:
+    """The optimized compile never comes (held until the end): the launch waits about as
+    long as the quick code would take, then runs the rest on the quick code."""
+    release = _held(monkeypatch)
+    monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "gives_up").kernel("accumulate_gives_up")
+    n = 64 * 100
+    x = np.random.default_rng(4).uniform(-4, 4, n).astype(np.float32)
+    y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+    kernel(x, y, hits, np.uint32(n), global_size=n)
+    loaded = kernel._default
+    assert loaded.waited == 1 and loaded.switched == 0 and loaded.tier == 0
+    np.testing.assert_array_equal(y, _accumulate_reference(x))
+    assert (hits == 1).all()
+    release.set()
+    assert kernel.wait_optimized(120)
