@@ -36,6 +36,7 @@ from collections.abc import Callable
 
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
+from . import gcpause
 from .abi import LaunchRecord
 from .launcher import _cores
 from .workers import keep_forever
@@ -164,6 +165,7 @@ class TieredKernel:
         self._thread.start()
 
     def _optimize(self, optimize: Callable[[], object]) -> None:
+        gcpause.mark_background()
         try:
             full = optimize()
             claim_rest = _claim_rest()
