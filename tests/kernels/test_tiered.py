@@ -453,9 +453,9 @@ def test_a_launch_the_quick_code_would_take_longer_waits_for_the_optimized_code(
         return run_launch(self, prepared, record, threads)
 
     monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
-    # Optimized while the launch waits (a wait lasts at most the quick code's predicted
-    # time: ~500x the first slice's, hundreds of ms at least).
-    monkeypatch.setattr(tiered, "SLICE_SECONDS", 10.0)
+    # Optimized while the launch waits (a wait lasts at most PATIENCE times the quick
+    # code's predicted time: here, until the optimized code is in).
+    monkeypatch.setattr(tiered, "PATIENCE", 1e6)
     launching = threading.Thread(
         target=kernel, args=(x, y, hits, np.uint32(n)), kwargs={"global_size": n, "local_size": 64}
     )

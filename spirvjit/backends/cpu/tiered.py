@@ -87,6 +87,9 @@ SLICE_SECONDS = 0.005
 # The optimized tier's compile takes about this many times the quick tier's: 4-8x on the
 # benchmark suite's kernels (benchmarks/results/jit_times.md), median ~5.
 OPTIMIZED_PER_QUICK = 6.0
+# A launch waiting for the optimized code waits at most this many times as long as the
+# quick code would take to finish it.
+PATIENCE = 1.0
 
 _CLAIM_REST_IR = """
 define i64 @spirvjit_claim_rest(ptr %next, i64 %total) {
@@ -221,13 +224,14 @@ class TieredKernel:
             # code, which compiles faster without the launch competing for the cores (on
             # a machine whose cores are all busy, or under a CPU quota, the quick code's
             # work was worth a fraction of what it took from the compile), and runs the
-            # rest on it. It waits at most as long as the quick code would take (then the
-            # quick code runs the rest): never more than twice the better choice.
+            # rest on it. It waits at most PATIENCE times as long as the quick code would
+            # take (then the quick code runs the rest): never more than twice the better
+            # choice.
             quick_left = took / ran * (total - done)
             if patient and done < total and quick_left > self._compile_left():
                 with self._lock:
                     self.waited += 1
-                if self._optimized.wait(quick_left):
+                if self._optimized.wait(PATIENCE * quick_left):
                     self._run_rest(prepared, done, total, chunk)
                     return None
                 patient = False
