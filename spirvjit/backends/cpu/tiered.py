@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -38,7 +39,7 @@ from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
 from . import gcpause
 from .abi import LaunchRecord
-from .launcher import _cores
+from .launcher import _cores, thread_pool
 from .workers import keep_forever
 
 log = logging.getLogger("spirvjit")
@@ -113,6 +114,25 @@ def _claim_rest() -> Callable[[int, int], int]:
     return function(tracker["spirvjit_claim_rest"])
 
 
+# A fork waits for the optimized tiers being compiled: their threads hold the program's
+# lock, llvmlite's and LLVM's, which the child (which has none of the threads) would find
+# held forever; it joins the threads, since one that has swapped its tier in still drops
+# LLVM objects (under llvmlite's lock) on its way out.
+FORK_WAIT_SECONDS = 30.0
+_THREAD_PREFIX = "spirvjit optimize "
+
+
+def _before_fork() -> None:
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread.name.startswith(_THREAD_PREFIX) and thread is not current:
+            thread.join(FORK_WAIT_SECONDS)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
+
+
 class _Running:
     """A launch in flight on the quick tier: its record, and where the optimized tier
     takes over (None: it did not)."""
@@ -163,7 +183,7 @@ class TieredKernel:
         # Not a daemon: the interpreter waits for it at exit rather than stopping it in
         # the middle of LLVM.
         self._thread = threading.Thread(
-            target=self._optimize, args=(optimize,), name=f"spirvjit optimize {name}"
+            target=self._optimize, args=(optimize,), name=_THREAD_PREFIX + name
         )
         self._thread.start()
 
@@ -208,7 +228,8 @@ class TieredKernel:
         # A core is left to the optimized tier's compile: on all of them the launch slows
         # the compile down, and the switch comes that much later.
         threads = max(1, min(prepared.plan.threads, _cores() - 1))
-        done, size, patient = 0, threads, True
+        thread_pool()  # started (a first launch's one-time cost) before any slice is timed
+        done, size, patient, decide = 0, threads, True, False
         while done < total:
             end = min(total, done + size)
             began = time.perf_counter()
@@ -228,13 +249,15 @@ class TieredKernel:
             # take (then the quick code runs the rest): never more than twice the better
             # choice.
             quick_left = took / ran * (total - done)
-            if patient and done < total and quick_left > self._compile_left():
+            # Not from the first slice: it pays for first touches of the launch's memory.
+            if decide and patient and done < total and quick_left > self._compile_left():
                 with self._lock:
                     self.waited += 1
                 if self._optimized.wait(PATIENCE * quick_left):
                     self._run_rest(prepared, done, total, chunk)
                     return None
                 patient = False
+            decide = True
             if took < SLICE_SECONDS:
                 size = ran * 2
         return None
@@ -278,4 +301,4 @@ class TieredKernel:
         current.run_launch(prepared, rest)
 
     def __repr__(self) -> str:
-        return f"<spirvjit tiered kernel {self._thread.name.removeprefix('spirvjit optimize ')}>"
+        return f"<spirvjit tiered kernel {self._thread.name.removeprefix(_THREAD_PREFIX)}>"
