@@ -4,25 +4,22 @@ A kernel's full compile (whole-function vectorization, LLVM's O3/O2, -O3 code ge
 takes 100-500 ms of CPU on the suite's kernels with llvmlite's LLVM (benchmarks/results/
 jit_times.md), most of it in LLVM passes that no pipeline tuning removes. The quick tier
 compiles the scalar translation (no whole-function vectorization) with a few passes
-(``codegen.quick_optimize``) and -O0 code generation: ~20-40 ms. Its code runs the first
+(``codegen.quick_optimize``) and -O0 code generation: ~20-45 ms. Its code runs the first
 launches while a background thread compiles the optimized tier, which then replaces it:
 
-- the swap is one reference store (``TieredKernel._current``); a launch reads it once,
-  so it runs wholly on one tier, and the tier it runs stays alive until it returns;
+- the swap is one reference store (``TieredKernel._current``) under the kernel's lock,
+  which also hands the optimized code the groups not yet claimed by every launch running
+  on the quick code (``TieredKernel.launch``: switching inside a launch, and waiting for
+  the optimized code where the quick code would not finish first);
 - the optimized tier is compiled once, by the one background thread started when the
   kernel is loaded (``Kernel._loaded_on`` loads a kernel once per device, whichever
   threads launch it first);
 - only the optimized tier goes into the cache (the quick tier's specialization,
   ``jit.QUICK_TIER``, is never looked up or stored), so a later process starts optimized;
-- both tiers compute the same results: the quick tier is the same translation without
-  the vectorizer, and a kernel whose program calls a libm function that has a libmvec
-  variant (which the vectorized code would call, rounding differently) is not tiered
-  (``worth_it``): it is compiled optimized at once, as without SPIRVJIT_TIERED.
+- both tiers compute the same results (``worth_it``).
 
-Off by default: a big first launch on the quick tier can take longer than compiling the
-optimized code would have (the quick code is 3-90x slower, docs/design.md, and a launch
-does not change tiers midway), and a background thread compiling competes for the cores.
-``Kernel.wait_optimized()`` waits for the optimized tier.
+Off by default (docs/design.md says why). ``Kernel.wait_optimized()`` waits for the
+optimized tier.
 """
 
 from __future__ import annotations
