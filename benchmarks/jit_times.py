@@ -23,6 +23,16 @@ pass timers, from the last run). ``SPIRVJIT_OPT_LEVEL=1|2|3`` in the environment
 the pipeline level (see spirvjit/config.py). With ``SPIRVJIT_TIERED=1`` the figure is
 the quick tier's (what a first launch waits for) and a second row per kernel gives the
 optimized tier's background compile (backends/cpu/tiered.py).
+
+``--first-result``: source-to-first-result of every suite kernel, tiered against untiered
+(``SPIRVJIT_TIERED=1`` / ``=0``), at the suite's ``first`` (tiny) and ``full`` sizes, each
+measurement a fresh process with the cache off, the two modes alternating: wall time from
+the OpenCL C source (clang included) until the first launch has returned, after a tiny
+kernel has paid the process's one-time set-up (its optimized tier awaited). The outputs'
+hashes of both modes must agree (the tiers give the same bits); tiny runs are checked
+against the case's reference.
+
+    python3 benchmarks/jit_times.py --first-result [--runs 3] [--kernels ...] [--sizes first,full]
 """
 
 from __future__ import annotations
@@ -105,6 +115,133 @@ def one_suite_kernel(name: str, passes: int = 0) -> dict:
     if timings:
         result["passes"] = _slowest_passes(timings[-1], passes)
     return result
+
+
+def one_first_result(name: str, size: str) -> dict:
+    """In this (fresh) process: kernel ``name`` of the suite from OpenCL C source to the
+    first launch's result at size ``size``; wall milliseconds (clang's share apart)."""
+    import hashlib
+
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from cases import CASES as SUITE
+    from cases import Local
+
+    warm = spirvjit.compile_opencl("kernel void warm_up(global int* p) { p[0] = 1; }")
+    warm_kernel = warm.kernel("warm_up")
+    warm_kernel(np.zeros(1, np.int32), global_size=1)
+    warm_kernel.wait_optimized()  # its optimized tier, if any, compiles before the clock
+    case = SUITE[name]
+    p = case.sizes[size]
+    d = case.make_data(p)
+    want = case.reference(case.make_data(p), p) if size == "first" else None
+    global_size, local_size = case.ndrange(p)
+    for array in (d[k] for k in case.zeroed):
+        array.fill(0)
+    from spirvjit.backends.cpu import tiered
+
+    swapped: list[float] = []  # when the optimized tier came in (tiered)
+    optimize = tiered.TieredKernel._optimize
+
+    def timed_optimize(self, build):
+        optimize(self, build)
+        swapped.append(time.perf_counter())
+
+    tiered.TieredKernel._optimize = timed_optimize
+    start = time.perf_counter()
+    program = spirvjit.compile_opencl(case.source, options=list(case.options))
+    clang = time.perf_counter()
+    kernel = program.kernel(name)
+    kernel.compile()
+    loaded_at = time.perf_counter()
+    args = [
+        spirvjit.LocalMemory(a.nbytes) if isinstance(a, Local) else a for a in case.ocl_args(d, p)
+    ]
+    kernel(*args, global_size=global_size, local_size=local_size)
+    returned = case.host_finish(d, p)
+    end = time.perf_counter()
+    got = case.result(d, returned)
+    digest = hashlib.sha256()
+    for item in got if isinstance(got, tuple) else (got,):
+        digest.update(
+            np.ascontiguousarray(item).tobytes() if hasattr(item, "shape") else repr(item).encode()
+        )
+    loaded = kernel._default
+    row = {
+        "total_ms": (end - start) * 1e3,
+        "clang_ms": (clang - start) * 1e3,
+        "compile_ms": kernel.compile_seconds * 1e3,
+        "loaded_ms": (loaded_at - start) * 1e3,  # wall: source to loaded code
+        "tiered": hasattr(loaded, "switched"),
+        "switched": getattr(loaded, "switched", 0),
+        "waited": getattr(loaded, "waited", 0),
+        "hash": digest.hexdigest()[:16],
+        "error": case.compare(got, want) if want is not None else None,
+    }
+    if row["tiered"]:
+        row["started_tier"] = 0  # a tiered load's first launch starts on the quick tier
+        kernel.wait_optimized()
+        row["swap_ms"] = (swapped[0] - start) * 1e3 if swapped else None
+        row["optimized_ms"] = loaded.optimized_seconds * 1e3 if loaded.optimized_seconds else None
+    return row
+
+
+def first_result(runs: int, only: list[str], sizes: list[str]) -> int:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from cases import CASES as SUITE
+
+    names = [n for n in SUITE if not only or n in only]
+    modes = (("untiered", "0"), ("tiered", "1"))
+    print(
+        f"source-to-first-result, wall ms, median of {runs} fresh processes per cell"
+        " (SPIRVJIT_CACHE=0; modes alternating)"
+    )
+    print(
+        "| kernel | size | untiered (SPIRVJIT_TIERED=0) | tiered (=1) | tiered / untiered"
+        " | clang | tiered: quick compile, optimized compile (background, wall), first"
+        " launches that switched midway / waited for the optimized code | same bits |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    failures = []
+    for name in names:
+        for size in sizes:
+            rows: dict[str, list[dict]] = {mode: [] for mode, _ in modes}
+            for _ in range(runs):
+                for mode, value in modes:
+                    out = subprocess.run(
+                        [sys.executable, __file__, "--first-one", name, size],
+                        capture_output=True,
+                        text=True,
+                        env={**os.environ, "SPIRVJIT_CACHE": "0", "SPIRVJIT_TIERED": value},
+                    )
+                    if out.returncode:
+                        raise RuntimeError(f"{name} {size} {mode}:\n{out.stderr[-3000:]}")
+                    rows[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            med = {m: statistics.median(r["total_ms"] for r in rows[m]) for m, _ in modes}
+            clang = statistics.median(r["clang_ms"] for m, _ in modes for r in rows[m])
+            tiered = rows["tiered"]
+            if tiered[0]["tiered"]:
+                quick = statistics.median(r["compile_ms"] for r in tiered)
+                opt = statistics.median(r["optimized_ms"] or 0.0 for r in tiered)
+                switched = sum(r["switched"] for r in tiered)
+                waited = sum(r["waited"] for r in tiered)
+                info = f"{quick:.0f}, {opt:.0f}, {switched}/{waited} of {len(tiered)}"
+            else:
+                info = "not tiered"
+            hashes = {r["hash"] for m, _ in modes for r in rows[m]}
+            errors = [r["error"] for m, _ in modes for r in rows[m] if r["error"]]
+            if len(hashes) > 1 or errors:
+                failures.append(f"{name} {size}: hashes {sorted(hashes)} {errors[:1]}")
+            print(
+                f"| {name} | {size} | {med['untiered']:.0f} | {med['tiered']:.0f}"
+                f" | {med['tiered'] / med['untiered']:.2f} | {clang:.0f} | {info}"
+                f" | {'yes' if len(hashes) == 1 else 'NO'} |",
+                flush=True,
+            )
+    for failure in failures:
+        print("MISMATCH:", failure)
+    return 1 if failures else 0
 
 
 def _time_passes(reports: list[str]) -> None:
@@ -194,11 +331,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kernels", default="", help="with --suite: only these")
     parser.add_argument("--passes", type=int, default=0, help="with --suite: N slowest passes")
+    parser.add_argument(
+        "--first-result", action="store_true", help="source-to-first-result, tiered vs not"
+    )
+    parser.add_argument("--sizes", default="first,full", help="with --first-result")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--first-one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one_suite_kernel(args.one, args.passes)))
         return 0
+    if args.first_one:
+        print(json.dumps(one_first_result(*args.first_one)))
+        return 0
+    if args.first_result:
+        kernels = [k for k in args.kernels.split(",") if k]
+        return first_result(args.runs, kernels, args.sizes.split(","))
     if args.suite:
         return suite(args.runs, [k for k in args.kernels.split(",") if k], args.passes)
     jit_ms: list[tuple[float, str]] = []

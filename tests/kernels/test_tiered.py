@@ -239,3 +239,295 @@ def test_a_failed_optimized_compile_leaves_the_quick_tier_running(tiered_on, mon
     again = _run_arith(kernel)
     np.testing.assert_array_equal(first[0], again[0])
     np.testing.assert_array_equal(first[1], again[1])
+
+
+# Mid-launch switching (TieredKernel.launch): the groups of a launch not yet claimed
+# when the optimized tier comes in run on the optimized code.
+GATE = """
+kernel void gate_%s(global volatile int *gate, global int *started, global float *y,
+                    global const float *x)
+{
+    size_t i = get_global_id(0);
+    if (get_local_id(0) == 0 && (%s)) {
+        atomic_inc(started);
+        while (atomic_add(gate, 0) == 0) {}  /* until the test opens the gate */
+    }
+    y[i] += x[i] * 2.0f + 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "items, which_wait",
+    [
+        (2048, "get_group_id(0) == 0"),  # < INLINE_WORK_ITEMS: on the launching thread
+        (16384, "1"),  # on the thread pool: each thread's first chunk waits
+    ],
+    ids=["inline", "pool"],
+)
+def test_a_launch_switches_to_the_optimized_tier_midway(tiered_on, monkeypatch, items, which_wait):
+    """The quick tier's runners wait in their first groups until the optimized tier is
+    in; the launch then finishes on the optimized code: every work-item ran once."""
+    release = _held(monkeypatch)
+    name = f"{items}"
+    kernel = spirvjit.compile_opencl(GATE % (name, which_wait)).kernel(f"gate_{name}")
+    gate, started = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    x = np.arange(items, dtype=np.float32)
+    y = np.full(items, 0.25, np.float32)
+    runs: list[tuple] = []  # (tier's CpuKernel, first group, total groups) of each run
+    from spirvjit.backends.cpu import launcher
+
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None, threads=0):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record, threads)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+
+    def opener() -> None:
+        while started[0] == 0:  # the quick tier's launch is running (and waiting)
+            threading.Event().wait(0.001)
+        release.set()
+        assert kernel.wait_optimized(120)
+        gate[0] = 1
+
+    thread = threading.Thread(target=opener)
+    thread.start()
+    kernel(gate, started, y, x, global_size=items, local_size=64)
+    thread.join(120)
+    loaded = kernel._default
+    assert loaded.tier == 1 and loaded.switched == 1
+    # The quick code ran the launch from group 0 (in slices), the optimized code the
+    # rest: from a group after the waiting ones.
+    groups = items // 64
+    full = loaded._current
+    *quick_runs, (last, first, total) = runs
+    assert last is full and all(kernel is not full for kernel, _, _ in quick_runs)
+    assert quick_runs[0][1] == 0 and 0 < first < total == groups
+    np.testing.assert_array_equal(y, np.float32(0.25) + (x * np.float32(2) + np.float32(1)))
+    # The next launch runs on the optimized tier from the start.
+    kernel(gate, started, y, x, global_size=items, local_size=64)
+    assert loaded.switched == 1 and runs[-1] == (full, 0, groups)
+
+
+ACCUMULATE = """
+kernel void accumulate_%s(global const float *x, global float *y, global uint *hits, uint n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < 24; ++k)
+        v = v * 0.5f + 1.0f;
+    y[i] += v;
+    hits[i] += 1;
+}
+"""
+
+
+def test_threads_launching_a_fresh_tiered_kernel_across_the_swap_match_numpy(
+    tiered_on, monkeypatch
+) -> None:
+    """12 threads launch one freshly loaded kernel (inline and pooled sizes, groups that
+    would show a group run twice or skipped: y += v, hits += 1) over and over while the
+    optimized tier comes in; every result equals NumPy's, bit for bit."""
+    release = _held(monkeypatch)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "stress").kernel("accumulate_stress")
+    start = threading.Barrier(12)
+    failures: list[str] = []
+    launches = [0] * 12
+
+    def run(t: int) -> None:
+        n = (3000, 40000, 9000)[t % 3] + t  # inline, pooled, pooled; ragged last group
+        rng = np.random.default_rng(t)
+        x = rng.uniform(-4, 4, n).astype(np.float32)
+        v = x.copy()
+        for _ in range(24):
+            v = v * np.float32(0.5) + np.float32(1)
+        y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+        want = np.zeros(n, np.float32)
+        start.wait()
+        after = 0
+        for i in range(2000):
+            if t == 0 and i == 2:
+                release.set()
+            loaded = kernel._default
+            tier = 0 if loaded is None else loaded.tier
+            kernel(x, y, hits, np.uint32(n), global_size=(n + 63) // 64 * 64, local_size=64)
+            want += v
+            launches[t] += 1
+            if not (np.array_equal(y, want) and (hits == i + 1).all()):
+                failures.append(f"thread {t} launch {i} (tier {tier})")
+                return
+            after += tier
+            if after >= 2:
+                return
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not failures
+    assert kernel.wait_optimized(120) and kernel._default.tier == 1
+    assert min(launches) >= 3
+    assert sorted(tiered_on) == [(), (jit.QUICK_TIER,)]
+
+
+FAST_MATH = """
+kernel void fast_%s(global const float *x, global float *y)
+{
+    size_t i = get_global_id(0);
+    float s = 0.0f;
+    for (int k = 0; k < 64; ++k)
+        s += x[(i + k) %% 4096] * 0.1f;
+    y[i] = s + x[i] / 3.0f;
+}
+"""
+
+
+def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
+    """With fast-math flags LLVM's O3 reassociates the sum (vectorized) and the quick
+    tier's -O0 code does not: a quick tier gave other bits (971 of 4096 values differed
+    before fast-math programs were left untiered). The first launch gives the bits of an
+    untiered compile."""
+    release = _held(monkeypatch)
+    x = np.random.default_rng(1).uniform(-10, 10, 4096).astype(np.float32)
+    kernel = spirvjit.compile_opencl(FAST_MATH % "a", ["-cl-fast-relaxed-math"]).kernel("fast_a")
+    first = np.zeros(4096, np.float32)
+    kernel(x, first, global_size=4096)
+    assert not isinstance(kernel._default, tiered.TieredKernel)
+    release.set()
+    monkeypatch.delenv("SPIRVJIT_TIERED")
+    source = FAST_MATH % "b"
+    untiered = spirvjit.compile_opencl(source, ["-cl-fast-relaxed-math"]).kernel("fast_b")
+    optimized = np.zeros(4096, np.float32)
+    untiered(x, optimized, global_size=4096)
+    np.testing.assert_array_equal(first.view(np.uint32), optimized.view(np.uint32))
+
+
+def test_the_suites_kernels_have_the_same_signature_in_both_tiers() -> None:
+    """A launch switching tiers midway hands the quick tier's argument array, launch
+    record and local memory (frames of barrier kernels) to the optimized code: the two
+    translations must lay them out alike. The benchmark suite's kernels, barrier ones
+    included."""
+    import sys
+
+    sys.path.insert(0, str(KERNELS.parent))
+    from cases import CASES
+
+    for name, case in CASES.items():
+        program = spirvjit.compile_opencl(case.source, list(case.options))
+        quick = program.translation_for((jit.QUICK_TIER,)).kernels[name]
+        assert quick == program.translation().kernels[name], name
+
+
+def _accumulate_reference(x: np.ndarray) -> np.ndarray:
+    v = x.copy()
+    for _ in range(24):
+        v = v * np.float32(0.5) + np.float32(1)
+    return v
+
+
+def test_a_launch_the_quick_code_would_take_longer_waits_for_the_optimized_code(
+    tiered_on, monkeypatch
+) -> None:
+    """When a quick-tier launch predicts it would outlast the optimized compile (here:
+    the compile is said to be due now), it stops after its first slice, waits for the
+    optimized code and runs the rest on it."""
+    from spirvjit.backends.cpu import launcher
+
+    release = _held(monkeypatch)
+    monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "waits").kernel("accumulate_waits")
+    n = 64 * 500
+    x = np.random.default_rng(3).uniform(-4, 4, n).astype(np.float32)
+    y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+    runs: list[tuple] = []
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None, threads=0):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record, threads)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+    # Optimized while the launch waits (a wait lasts at most PATIENCE times the quick
+    # code's predicted time: here, until the optimized code is in).
+    monkeypatch.setattr(tiered, "PATIENCE", 1e6)
+    launching = threading.Thread(
+        target=kernel, args=(x, y, hits, np.uint32(n)), kwargs={"global_size": n, "local_size": 64}
+    )
+    launching.start()
+    while kernel._default is None or kernel._default.waited == 0:
+        threading.Event().wait(0.001)
+    release.set()
+    launching.join(120)
+    loaded = kernel._default
+    assert loaded.waited == 1 and loaded.switched == 1 and loaded.tier == 1
+    *quick_runs, (full, first, total) = runs  # the quick code's slices, then the rest
+    assert full is loaded._current and all(kernel is not full for kernel, _, _ in quick_runs)
+    assert quick_runs[0][1] == 0 and 0 < first < total == n // 64
+    np.testing.assert_array_equal(y, _accumulate_reference(x))
+    assert (hits == 1).all()
+
+
+def test_a_launch_waits_for_the_optimized_code_no_longer_than_the_quick_code_takes(
+    tiered_on, monkeypatch
+) -> None:
+    """The optimized compile never comes (held until the end): the launch waits about as
+    long as the quick code would take, then runs the rest on the quick code."""
+    release = _held(monkeypatch)
+    monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
+    kernel = spirvjit.compile_opencl(ACCUMULATE % "gives_up").kernel("accumulate_gives_up")
+    n = 64 * 100
+    x = np.random.default_rng(4).uniform(-4, 4, n).astype(np.float32)
+    y, hits = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+    kernel(x, y, hits, np.uint32(n), global_size=n)
+    loaded = kernel._default
+    assert loaded.waited == 1 and loaded.switched == 0 and loaded.tier == 0
+    np.testing.assert_array_equal(y, _accumulate_reference(x))
+    assert (hits == 1).all()
+    release.set()
+    assert kernel.wait_optimized(120)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_fork_waits_for_the_background_compile(tiered_on, monkeypatch) -> None:
+    """The optimized compile holds the program's lock; a child forked during it would
+    find that lock held forever (no thread to release it) and hang loading another
+    kernel of the program. Forking waits for the compile instead."""
+    import os
+
+    source = ARITH % "forked" + ARITH.replace("arith_%s", "arith_forked_too")
+    program = spirvjit.compile_opencl(source)
+    kernel = program.kernel("arith_forked")
+    parent = _run_arith(kernel)
+    loaded = kernel._default
+    assert isinstance(loaded, tiered.TieredKernel)
+    pid = os.fork()
+    if pid == 0:  # the child: both kernels launch, and give the parent's results
+        code = 1
+        try:
+            for name in ("arith_forked", "arith_forked_too"):
+                y, h = _run_arith(program.kernel(name))
+                if not (np.array_equal(y, parent[0]) and np.array_equal(h, parent[1])):
+                    break
+            else:
+                code = 0
+        finally:
+            os._exit(code)
+    # Forking waited: the optimized tier was in before the child was made.
+    assert loaded.wait_optimized(0)
+    deadline = __import__("time").monotonic() + 120
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if __import__("time").monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung")
+        __import__("time").sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

@@ -22,7 +22,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload, tiered, vecmath, vectorize
+from . import codegen, debugload, gcpause, tiered, vecmath, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -68,6 +68,10 @@ class CpuBackend(Backend):
     def translate_program(
         self, module, target: Target, spec_constants: Mapping, prefix: str, options=()
     ):
+        with gcpause.paused():  # a launch may be waiting for it (gcpause.py)
+            return self._translate_program(module, target, spec_constants, prefix, options)
+
+    def _translate_program(self, module, target: Target, spec_constants, prefix: str, options):
         abi = self.abi(target, options)
         translation = translate(module, abi, spec_constants, prefix)
         for index, (name, fn) in enumerate(translation.kernel_functions.items()):
@@ -131,6 +135,10 @@ class CpuBackend(Backend):
         thread has it (tiered.py)."""
         if program.target.kind != self.kind:
             program = program.for_target(device.target)
+        with gcpause.paused():  # the launch waits for it (gcpause.py)
+            return self._load_for_launch(program, kernel, check)
+
+    def _load_for_launch(self, program, kernel: str, check: bool):
         if (
             not check
             and config.tiered()

@@ -309,6 +309,16 @@ class LaunchPlan:
     crash: object = None  # crash.PlanReport: the launch described for a crash report
 
 
+@dataclass(slots=True)
+class PreparedLaunch:
+    """One launch of a CpuKernel, ready to run (``CpuKernel.pack_launch``)."""
+
+    plan: LaunchPlan
+    slots: object  # the argument array (ctypes)
+    keep: object  # what the argument array points into, alive until the launch is done
+    record: LaunchRecord
+
+
 def launch_record(
     global_size, local_size, global_offset, dims: int, threads: int, frames_offset: int = 0
 ) -> tuple[LaunchRecord, int]:
@@ -403,6 +413,15 @@ class CpuKernel:
     ) -> None:
         """``dynamic_shared``: bytes of HIP dynamic shared memory (``extern __shared__``).
         ``stream``: accepted for portability; a host launch runs at once (stream.py)."""
+        prepared = self.pack_launch(args, global_size, local_size, global_offset, dynamic_shared)
+        self.run_launch(prepared)
+
+    def pack_launch(
+        self, args: Sequence, global_size, local_size, global_offset, dynamic_shared: int = 0
+    ) -> PreparedLaunch:
+        """A launch's checked sizes, packed arguments and launch record (``run_launch`` runs
+        it): what any code of this kernel's signature runs, so a tiered kernel can run
+        part of it on one tier and the rest on the other (tiered.py)."""
         key = (global_size, local_size, global_offset)
         try:
             plan = self._plans[key]
@@ -421,23 +440,32 @@ class CpuKernel:
         record = LaunchRecord.from_buffer_copy(plan.record)
         # Kernels with barriers keep each work-item's frame after the group's local memory.
         record.frames_offset = (local_bytes + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
+        return PreparedLaunch(plan, slots, keep, record)
+
+    def run_launch(
+        self, prepared: PreparedLaunch, record: LaunchRecord | None = None, threads: int = 0
+    ) -> None:
+        """Runs this kernel's code on ``prepared``'s arguments, claiming the groups of
+        ``record`` (default: ``prepared.record``) from its ``next_group`` on, on
+        ``threads`` threads (0: the plan's)."""
+        plan = prepared.plan
+        record = prepared.record if record is None else record
         arena_bytes = record.frames_offset + self.signature.frame_bytes * plan.group_items
         report = crash.reporter()
         if report is not None:  # what a fatal signal in the kernel prints (crash.py)
-            report.running(plan.crash.address, ctypes.addressof(slots))
+            report.running(plan.crash.address, ctypes.addressof(prepared.slots))
         try:
             thread_pool().run(
                 self._runner,
-                ctypes.addressof(slots),
+                ctypes.addressof(prepared.slots),
                 ctypes.addressof(record),
-                plan.threads,
+                threads or plan.threads,
                 arena_bytes,
                 _abort_flag(record),
             )
         finally:
             if report is not None:
                 report.clear()
-        del keep
 
     def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
         name = self.signature.name

@@ -4,45 +4,141 @@ A kernel's full compile (whole-function vectorization, LLVM's O3/O2, -O3 code ge
 takes 100-500 ms of CPU on the suite's kernels with llvmlite's LLVM (benchmarks/results/
 jit_times.md), most of it in LLVM passes that no pipeline tuning removes. The quick tier
 compiles the scalar translation (no whole-function vectorization) with a few passes
-(``codegen.quick_optimize``) and -O0 code generation: ~20-40 ms. Its code runs the first
+(``codegen.quick_optimize``) and -O0 code generation: ~20-45 ms. Its code runs the first
 launches while a background thread compiles the optimized tier, which then replaces it:
 
-- the swap is one reference store (``TieredKernel._current``); a launch reads it once,
-  so it runs wholly on one tier, and the tier it runs stays alive until it returns;
+- the swap is one reference store (``TieredKernel._current``) under the kernel's lock,
+  which also hands the optimized code the groups not yet claimed by every launch running
+  on the quick code (``TieredKernel.launch``: switching inside a launch, and waiting for
+  the optimized code where the quick code would not finish first);
 - the optimized tier is compiled once, by the one background thread started when the
   kernel is loaded (``Kernel._loaded_on`` loads a kernel once per device, whichever
   threads launch it first);
 - only the optimized tier goes into the cache (the quick tier's specialization,
   ``jit.QUICK_TIER``, is never looked up or stored), so a later process starts optimized;
-- both tiers compute the same results: the quick tier is the same translation without
-  the vectorizer, and a kernel whose program calls a libm function that has a libmvec
-  variant (which the vectorized code would call, rounding differently) is not tiered
-  (``worth_it``): it is compiled optimized at once, as without SPIRVJIT_TIERED.
+- both tiers compute the same results (``worth_it``).
 
-Off by default: a big first launch on the quick tier can take longer than compiling the
-optimized code would have (the quick code is 3-90x slower, docs/design.md, and a launch
-does not change tiers midway), and a background thread compiling competes for the cores.
-``Kernel.wait_optimized()`` waits for the optimized tier.
+Off by default (docs/design.md says why). ``Kernel.wait_optimized()`` waits for the
+optimized tier.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
+import os
 import threading
+import time
 from collections.abc import Callable
 
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
+from . import gcpause
+from .abi import LaunchRecord
+from .launcher import _cores, thread_pool
+from .workers import keep_forever
 
 log = logging.getLogger("spirvjit")
 
 
+# LLVM's fast-math flags: with them the O3 pipeline may reassociate, contract a*b+c into
+# an FMA (fmul and fadd with ``contract``: the DAG combiner fuses them at -O3, not -O0),
+# use reciprocals or drop signed zeros, and the quick tier's code does none of that.
+FAST_MATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
+
+
 def worth_it(program, kernel: str) -> bool:
-    """Whether ``kernel`` may run a quick tier: its results must be the optimized tier's,
-    so not where the program calls libm functions that have vector variants."""
+    """Whether ``kernel`` may run a quick tier: its results must be the optimized tier's
+    bit for bit, so not where the program calls libm functions that have vector variants
+    (the vectorized code calls libmvec, which rounds differently) nor where it has
+    fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0 code may round
+    differently). The program's whole quick translation is looked at: cheap, and the
+    kernel's callees are in it."""
     translation = program.translation_for((QUICK_TIER,))
-    called = {fn.name for fn in translation.module.functions}
-    return not vector_declarations(program.target.features, called)
+    module = translation.module
+    called = {fn.name for fn in module.functions}
+    if vector_declarations(program.target.features, called):
+        return False
+    return not _has_fast_math(module)
+
+
+def _has_fast_math(module) -> bool:
+    for fn in module.functions:
+        for block in fn.blocks:
+            for instruction in block.instructions:
+                flags = getattr(instruction, "flags", None) or ()
+                fastmath = getattr(instruction, "fastmath", None) or ()
+                if FAST_MATH_FLAGS.intersection(flags) or FAST_MATH_FLAGS.intersection(fastmath):
+                    return True
+    return False
+
+
+# A launch on the quick tier hands out its groups in chunks of about 1/64 of a thread's
+# share (a plain launch: 1/8), so that when the optimized tier comes in mid-launch the
+# quick code runs at most one such chunk per thread longer. A chunk costs one atomic add.
+QUICK_CHUNKS_PER_THREAD = 64
+# A launch on the quick tier runs in slices of groups (1, 2, 4, ... per thread, doubled
+# until a slice takes this long) and decides after each from its speed whether to go on
+# on the quick code or to wait for the optimized code (TieredKernel.launch).
+SLICE_SECONDS = 0.005
+# The optimized tier's compile takes about this many times the quick tier's: 4-8x on the
+# benchmark suite's kernels (benchmarks/results/jit_times.md), median ~5.
+OPTIMIZED_PER_QUICK = 6.0
+# A launch waiting for the optimized code waits at most this many times as long as the
+# quick code would take to finish it.
+PATIENCE = 1.0
+
+_CLAIM_REST_IR = """
+define i64 @spirvjit_claim_rest(ptr %next, i64 %total) {
+  %old = atomicrmw xchg ptr %next, i64 %total seq_cst
+  ret i64 %old
+}
+"""
+
+
+@functools.cache
+def _claim_rest() -> Callable[[int, int], int]:
+    """``claim_rest(address of a launch record's next_group, total groups)``: takes every
+    group not yet claimed from the runners (their next claims find none left) and
+    returns the first of them (>= total: none was left). Atomic, as the runners' claims
+    are: no group is run twice or skipped. Compiled once per process."""
+    from . import codegen
+
+    tracker = codegen.load_runtime_module(_CLAIM_REST_IR, "tiers", ("spirvjit_claim_rest",))
+    keep_forever(tracker)
+    function = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+    return function(tracker["spirvjit_claim_rest"])
+
+
+# A fork waits for the optimized tiers being compiled: their threads hold the program's
+# lock, llvmlite's and LLVM's, which the child (which has none of the threads) would find
+# held forever; it joins the threads, since one that has swapped its tier in still drops
+# LLVM objects (under llvmlite's lock) on its way out.
+FORK_WAIT_SECONDS = 30.0
+_THREAD_PREFIX = "spirvjit optimize "
+
+
+def _before_fork() -> None:
+    current = threading.current_thread()
+    for thread in threading.enumerate():
+        if thread.name.startswith(_THREAD_PREFIX) and thread is not current:
+            thread.join(FORK_WAIT_SECONDS)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
+
+
+class _Running:
+    """A launch in flight on the quick tier: its record, and where the optimized tier
+    takes over (None: it did not)."""
+
+    __slots__ = ("record", "resume")
+
+    def __init__(self, record: LaunchRecord) -> None:
+        self.record = record
+        self.resume: int | None = None
 
 
 class TieredKernel:
@@ -50,10 +146,26 @@ class TieredKernel:
 
     ``compile_seconds``, ``times`` and ``origin`` are the quick tier's (what the first
     launch waited for); ``optimized_seconds`` and ``optimized_times`` the optimized tier's,
-    None until it is in; ``tier``: 0 or 1, the tier the next launch runs."""
+    None until it is in; ``tier``: 0 or 1, the tier the next launch starts on.
+
+    The switch inside a launch: a launch on the quick tier registers its launch record in
+    ``_running`` (under ``_lock``) before it runs and removes it after. The swap, under
+    the same lock, makes the optimized tier current and takes the unclaimed groups of
+    every registered launch (``_claim_rest``): their runners finish the chunks they hold
+    and find nothing more to claim; each such launch then runs the groups from where
+    it was taken over on the optimized code, with the same arguments and a copy of its
+    launch record. Both tiers are CpuKernels of the same signature (the quick tier's
+    translation is the optimized one's without the vectorizer, tests/kernels/
+    test_tiered.py compares the suite's), so they read the same argument array, launch
+    record and local memory. A launch holds its tier (a local reference) until the
+    pool has returned, that is until every worker is done with its code."""
 
     def __init__(self, quick, optimize: Callable[[], object], name: str) -> None:
         self._current = quick
+        self._quick = quick  # None once the optimized tier is in (or never will be)
+        self._started = time.perf_counter()  # the background compile's start
+        self._lock = threading.Lock()
+        self._running: set[_Running] = set()
         self.tier = 0
         self.signature = quick.signature
         self.origin = quick.origin
@@ -61,26 +173,38 @@ class TieredKernel:
         self.compile_seconds = quick.compile_seconds
         self.optimized_seconds: float | None = None
         self.optimized_times = None
+        self.switched = 0  # launches that switched to the optimized tier midway
+        self.waited = 0  # launches on the quick tier that stopped to wait for it
         self.error: BaseException | None = None  # why the optimized tier is missing
         self._optimized = threading.Event()
         # Not a daemon: the interpreter waits for it at exit rather than stopping it in
         # the middle of LLVM.
         self._thread = threading.Thread(
-            target=self._optimize, args=(optimize,), name=f"spirvjit optimize {name}"
+            target=self._optimize, args=(optimize,), name=_THREAD_PREFIX + name
         )
         self._thread.start()
 
     def _optimize(self, optimize: Callable[[], object]) -> None:
+        gcpause.mark_background()
         try:
             full = optimize()
+            claim_rest = _claim_rest()
         except Exception as exc:  # the quick tier keeps running: slower, still right
             self.error = exc
+            with self._lock:
+                self._quick = None  # launches run it as a plain CpuKernel from now on
             log.warning("spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc)
         else:
             self.optimized_seconds = full.compile_seconds
             self.optimized_times = full.times
-            self._current = full  # the swap: launches from now on run the optimized code
-            self.tier = 1
+            with self._lock:  # the swap: launches from now on run the optimized code
+                self._current = full
+                self._quick = None
+                self.tier = 1
+                for running in self._running:  # and those running now, from here on
+                    record = running.record
+                    field = ctypes.addressof(record) + LaunchRecord.next_group.offset
+                    running.resume = claim_rest(field, record.total_groups)
         finally:
             self._optimized.set()
 
@@ -88,9 +212,90 @@ class TieredKernel:
         """Waits until the optimized tier is in (or failed); False if ``timeout`` passed."""
         return self._optimized.wait(timeout)
 
-    def launch(self, *args, **kwargs) -> None:
-        # One read: the whole launch runs on the tier it found.
-        return self._current.launch(*args, **kwargs)
+    def launch(
+        self, args, global_size, local_size, global_offset, dynamic_shared: int = 0, stream=None
+    ) -> None:
+        quick = self._quick
+        if quick is None:  # optimized (one read: the whole launch runs on it)
+            current = self._current
+            return current.launch(args, global_size, local_size, global_offset, dynamic_shared)
+        prepared = quick.pack_launch(args, global_size, local_size, global_offset, dynamic_shared)
+        record = prepared.record
+        total, chunk = record.total_groups, record.groups_per_chunk
+        # A core is left to the optimized tier's compile: on all of them the launch slows
+        # the compile down, and the switch comes that much later.
+        threads = max(1, min(prepared.plan.threads, _cores() - 1))
+        thread_pool()  # started (a first launch's one-time cost) before any slice is timed
+        done, size, patient, decide = 0, threads, True, False
+        while done < total:
+            end = min(total, done + size)
+            began = time.perf_counter()
+            resume = self._run_quick(quick, prepared, done, end, threads)
+            if resume is not None:  # the optimized tier is in: it runs the rest
+                self._run_rest(prepared, resume, total, chunk)
+                return None
+            took = time.perf_counter() - began
+            done, ran = end, end - done
+            # Will the quick code, at the last slice's speed, be done before the
+            # optimized code is in? Then it goes on (and switches if the optimized code
+            # comes first). If not, this is a big launch: it waits for the optimized
+            # code, which compiles faster without the launch competing for the cores (on
+            # a machine whose cores are all busy, or under a CPU quota, the quick code's
+            # work was worth a fraction of what it took from the compile), and runs the
+            # rest on it. It waits at most PATIENCE times as long as the quick code would
+            # take (then the quick code runs the rest): never more than twice the better
+            # choice.
+            quick_left = took / ran * (total - done)
+            # Not from the first slice: it pays for first touches of the launch's memory.
+            if decide and patient and done < total and quick_left > self._compile_left():
+                with self._lock:
+                    self.waited += 1
+                if self._optimized.wait(PATIENCE * quick_left):
+                    self._run_rest(prepared, done, total, chunk)
+                    return None
+                patient = False
+            decide = True
+            if took < SLICE_SECONDS:
+                size = ran * 2
+        return None
+
+    def _compile_left(self) -> float:
+        """Seconds until the optimized tier is expected in: OPTIMIZED_PER_QUICK times the
+        quick tier's compile from the start of the background compile; once that has
+        passed, as long again as it has taken so far (it is a slow one)."""
+        now = time.perf_counter()
+        expected = self._started + OPTIMIZED_PER_QUICK * self.compile_seconds - now
+        return max(expected, now - self._started)
+
+    def _run_quick(self, quick, prepared, first: int, end: int, threads: int) -> int | None:
+        """Runs groups [first, end) of ``prepared`` on the quick tier; returns None when
+        it ran them all, else the group from which the optimized tier, which came in
+        before or during the run, takes over."""
+        record = prepared.record
+        record.next_group, record.total_groups = first, end
+        record.groups_per_chunk = max(1, (end - first) // (threads * QUICK_CHUNKS_PER_THREAD))
+        running = _Running(record)
+        with self._lock:
+            if self._current is not quick:
+                return first
+            self._running.add(running)
+        try:
+            quick.run_launch(prepared, threads=threads)
+        finally:
+            with self._lock:
+                self._running.discard(running)
+        return None if running.resume is None else min(running.resume, end)
+
+    def _run_rest(self, prepared, first: int, total: int, chunk: int) -> None:
+        """Runs groups [first, total) on the current tier with the launch's own chunks."""
+        if first >= total:
+            return
+        rest = LaunchRecord.from_buffer_copy(prepared.record)
+        rest.next_group, rest.total_groups, rest.groups_per_chunk = first, total, chunk
+        with self._lock:
+            current = self._current
+            self.switched += self.tier
+        current.run_launch(prepared, rest)
 
     def __repr__(self) -> str:
-        return f"<spirvjit tiered kernel {self._thread.name.removeprefix('spirvjit optimize ')}>"
+        return f"<spirvjit tiered kernel {self._thread.name.removeprefix(_THREAD_PREFIX)}>"
