@@ -128,6 +128,17 @@ def float_literal(base: str, v: float) -> str:
     return text + ("f" if base == "float" else "")
 
 
+def struct_size(fields: list[tuple[str, Ty]]) -> int:
+    """Bytes of a struct of these fields in OpenCL C: every scalar and vector aligned to
+    its size (a 3-vector takes 4 elements), the struct to its largest field."""
+    offset, align = 0, 1
+    for _, ty in fields:
+        size = BITS[ty.base] // 8 * (4 if ty.n == 3 else ty.n)
+        offset = (offset + size - 1) // size * size + size
+        align = max(align, size)
+    return (offset + align - 1) // align * align
+
+
 def f32(x: float) -> float:
     import struct
 
@@ -152,6 +163,9 @@ class Kernel:
     features: set[str] = field(default_factory=set)
     local_decls: list[str] = field(default_factory=list)
     rows: int = 1  # work-group rows (y): a group is local_size // rows by rows
+    # a struct passed by value as the kernel's fourth argument: its type and size in bytes
+    struct_arg: str | None = None
+    struct_size: int = 0
     group_rows: int = 1  # rows of work-groups (y) in the NDRange
 
     @property
@@ -192,7 +206,8 @@ class Kernel:
             f"__kernel __attribute__((reqd_work_group_size({self.local_shape[0]}, "
             f"{self.rows}, 1)))\n"
             f"void {self.name}(__global ulong *out, __global const uint *in, "
-            "__global uint *gat)\n{\n" + "\n".join(body) + "\n}\n"
+            f"__global uint *gat{f', {self.struct_arg} sarg' if self.struct_arg else ''})\n"
+            "{\n" + "\n".join(body) + "\n}\n"
         )
         return "\n".join(parts)
 
@@ -242,9 +257,15 @@ class Generator:
         # the CPU vector width): the main stream, so every earlier seed's program, is
         # unchanged apart from the added statements and expressions.
         self.side = random.Random(f"{seed}/side")
+        # A third stream for the constructs added after the side stream's (raw operators,
+        # compound assignments, do-while, structs): the main and side streams, so every
+        # earlier seed's program, again only gain statements and expressions.
+        self.third = random.Random(f"{seed}/third")
         self.workarounds = workarounds
         self.defs: dict[str, str] = {}
         self.counter = 0
+        self.structs: list[tuple[str, list[tuple[str, Ty]]]] = []  # the batch's structs
+        self.sarg: tuple[str, list[tuple[str, Ty]]] | None = None  # the kernel's struct arg
 
     # -------------------------------------------------------------- utilities
     @contextlib.contextmanager
@@ -255,6 +276,16 @@ class Generator:
             yield
         finally:
             self.rng = saved
+
+    @contextlib.contextmanager
+    def third_stream(self):
+        """Draws everything inside, side-stream draws included, from the third stream."""
+        saved = self.rng, self.side
+        self.rng = self.side = self.third
+        try:
+            yield
+        finally:
+            self.rng, self.side = saved
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -483,6 +514,47 @@ class Generator:
         return self.define(name, f"static {t} {name}({t} a, {t} b) {{\n    {body}\n}}")
 
     def int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        text = self.main_int_expr(ty, scope, d)  # drawn first: the main stream stays
+        if self.third.random() < 0.1:
+            with self.third_stream():
+                return self.raw_int_op(ty, text, scope, d)
+        return text
+
+    def raw_int_op(self, ty: Ty, a: str, scope: list[Var], d: int) -> str:
+        """``a op b`` written with the C operator, not a helper: wrapping unsigned
+        arithmetic (scalar ``uchar``/``ushort`` promoted to ``int``) and shifts whose count
+        is any value (OpenCL masks it to the width of the promoted scalar type, or of a
+        vector's elements). Only where OpenCL defines the result for every operand."""
+        b, t = ty.base, ty.name
+        self.features.add("raw_int_op")
+        r = self.rng.random()
+        if r < 0.5:  # a shift by an unmasked count
+            op = self.pick(("<<", ">>"))
+            if ty.n > 1 and self.chance(0.6):
+                count = self.expr(ty.with_base(unsigned_of(b)), scope, d)
+                count = f"as_{t}({count})" if signed(b) else count
+            else:  # a scalar count of any integer type (a vector's is widened)
+                cb = self.pick(INT_BASES)
+                count = self.expr(Ty(cb), scope, d)
+                if ty.n > 1 and BITS[cb] > BITS[b]:
+                    count = f"(({b})({count}))"
+            if op == "<<" and signed(b):  # a signed << can overflow: shift the bits
+                ut = ty.with_base(unsigned_of(b)).name
+                if ty.n > 1:
+                    return f"as_{t}(as_{ut}({a}) << as_{ut}(({t})({count})))"
+                wide = "ulong" if ty.bits == 64 else "uint"
+                return f"(({t})(({wide})({a}) << ({count})))"
+            return f"(({t})(({a}) {op} ({count})))"
+        ops = ["&", "|", "^"]
+        if not signed(b) or (ty.n == 1 and ty.bits < 32):
+            # wraps (unsigned) or cannot overflow the int it is promoted to
+            ops += ["+", "-", "*"]
+            if ty.n == 1 and b == "ushort":
+                ops.remove("*")  # 65535 * 65535 overflows the int it is promoted to
+        op = self.pick(ops)
+        return f"(({t})(({a}) {op} ({self.expr(ty, scope, d)})))"
+
+    def main_int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
         b, t = ty.base, ty.name
         r = self.rng.random()
         if r < 0.3:
@@ -874,10 +946,130 @@ class Generator:
             if self.side.random() < 0.15:
                 with self.side_stream():
                     self.component_write(lines, local_scope, pad)
+            if self.third.random() < 0.1:
+                with self.third_stream():
+                    self.compound_assign(lines, local_scope, pad)
+            if self.third.random() < 0.05:
+                with self.third_stream():
+                    self.struct_statement(lines, local_scope, pad, pure)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
                     lines.append(pad + self.observe(v))
+
+    def compound_assign(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """``v op= e``, ``v++``, ``--v`` on a variable, an array element or a vector's
+        components, where OpenCL defines the result for every value: wrapping unsigned
+        types, ``char``/``short`` scalars (computed in ``int``, converted back), bitwise
+        operators and ``>>`` for every integer type, ``+ - * /`` for floats."""
+        cands = [v for v in scope if v.kind in ("var", "array")]
+        if not cands:
+            return
+        v = self.pick(cands)
+        ty, target = v.ty, v.name
+        if v.kind == "array":
+            target = f"{v.name}[{self.index_expr(scope)} & {v.size - 1}U]"
+        if ty.n > 1 and self.chance(0.3):
+            k = self.pick([w for w in (1, 2, 3, 4) if w <= ty.n])
+            target += ".s" + "".join(f"{c:x}" for c in self.rng.sample(range(ty.n), k))
+            ty = Ty(ty.base, k)
+        self.features.add("compound_assign")
+        if ty.is_float:
+            if ty.n == 1 and self.chance(0.2):  # ++ and -- are not defined on float vectors
+                lines.append(f"{pad}{self.pick(('++', '--'))}{target};")
+                return
+            op = self.pick(("+", "-", "*", "/"))
+            lines.append(f"{pad}{target} {op}= {self.expr(ty, scope, 2)};")
+            return
+        b = ty.base
+        wraps = not signed(b) or (ty.n == 1 and ty.bits < 32)
+        if wraps and self.chance(0.25):
+            inc = self.pick(("++", "--"))
+            lines.append(f"{pad}{target}{inc};" if self.chance(0.5) else f"{pad}{inc}{target};")
+            return
+        ops = ["&", "|", "^", ">>"]
+        if wraps:
+            ops += ["+", "-", "*"] + (["<<"] if not signed(b) else [])
+            if ty.n == 1 and b == "ushort":
+                ops.remove("*")  # promoted to int: 65535 * 65535 overflows
+        op = self.pick(ops)
+        if op in ("<<", ">>"):  # any count: OpenCL masks it
+            count = self.expr(Ty(self.pick(("uint", "int", "uchar"))), scope, 1)
+            if ty.n > 1:
+                count = f"({ty.name})({count})"
+            lines.append(f"{pad}{target} {op}= {count};")
+            return
+        lines.append(f"{pad}{target} {op}= {self.expr(ty, scope, 2)};")
+
+    def struct_type(self) -> tuple[str, list[tuple[str, Ty]]]:
+        """A struct of 2-5 fields of mixed types (the batch's own, shared by its kernels)."""
+        fields = []
+        for j in range(self.rng.randint(2, 5)):
+            ty = self.rand_type(allow_vec=self.chance(0.3))
+            fields.append((f"f{j}", ty))
+        name = self.fresh("S")
+        body = " ".join(f"{ty.name} {f};" for f, ty in fields)
+        self.define(name, f"typedef struct {{ {body} }} {name};")
+        self.structs.append((name, fields))
+        return name, fields
+
+    def struct_helper(self, name: str, fields: list[tuple[str, Ty]]) -> str:
+        """A function taking and returning the struct by value (sometimes noinline)."""
+        fn = f"smix_{name}"
+        if fn in self.defs:
+            return fn
+        lines = []
+        for f, ty in fields:
+            if ty.is_float:
+                lines.append(f"    s.{f} = s.{f} * ({ty.name})2 + ({ty.name})k;")
+            else:
+                lines.append(f"    s.{f} ^= ({ty.name})(k * 2654435761U);")
+        attr = "__attribute__((noinline)) " if self.chance(0.5) else ""
+        return self.define(
+            fn,
+            f"static {attr}{name} {fn}({name} s, uint k)\n{{\n"
+            + "\n".join(lines)
+            + "\n    return s;\n}",
+        )
+
+    def struct_statement(self, lines: list[str], scope: list[Var], pad: str, pure: bool) -> None:
+        """A private struct (or an array of two) filled from expressions, copied, passed to
+        and returned from a helper by value, some fields rewritten; its fields observed."""
+        if self.sarg and not pure and self.chance(0.5):
+            name, fields = self.sarg
+        elif self.structs and self.chance(0.6):
+            name, fields = self.pick(self.structs)
+        else:
+            name, fields = self.struct_type()
+        self.features.add("struct")
+        s = self.fresh("st")
+        if (name, fields) == self.sarg and not pure:
+            lines.append(f"{pad}{name} {s} = sarg;")
+        elif self.chance(0.4):
+            arr = self.fresh("sa")
+            lines.append(f"{pad}{name} {arr}[2];")
+            for k in range(2):
+                for f, ty in fields:
+                    lines.append(f"{pad}{arr}[{k}].{f} = {self.expr(ty, scope, 2)};")
+            lines.append(f"{pad}{name} {s} = {arr}[{self.index_expr(scope)} & 1U];")
+        else:
+            init = ", ".join(self.expr(ty, scope, 2) for _, ty in fields)
+            lines.append(f"{pad}{name} {s} = {{ {init} }};")
+        if self.chance(0.6):
+            lines.append(f"{pad}{s} = {self.struct_helper(name, fields)}({s}, gid);")
+        f, ty = self.pick(fields)
+        lines.append(f"{pad}{s}.{f} = {self.expr(ty, scope, 2)};")
+        if not pure:
+            for f, ty in fields:
+                lines.append(pad + self.observe(Var(f"{s}.{f}", ty)))
+        else:  # a helper observes nothing: fold the struct into a variable it returns
+            ints = [v for v in scope if v.kind == "var" and v.ty == Ty("ulong")]
+            if ints:
+                obs = " ^ ".join(
+                    f"(ulong){s}.{f}" for f, ty in fields if ty.n == 1 and not ty.is_float
+                )
+                if obs:
+                    lines.append(f"{pad}{self.pick(ints).name} ^= {obs};")
 
     def uniform_condition(self) -> str:
         r = self.rng.random()
@@ -899,6 +1091,8 @@ class Generator:
             bound = f"(int)(in[{self.in_index()}] % 5U)"
             body_uniform = False
         is_while = self.chance(0.3)
+        # a do-while (the body runs at least once, `continue` jumps to the test)
+        do_while = self.third.random() < 0.25
         rotated = False
         if not bound.isdigit():
             self.features.add("divergent_loop")  # see "pocl_loop" below
@@ -907,7 +1101,12 @@ class Generator:
             # guarded do-while is the same loop (`continue` still steps, then tests) and
             # PoCL gets it right.
             rotated = "pocl_loop" in self.workarounds
-        if rotated and is_while:  # as many lines as the plain spellings (test_fuzz checks)
+        if do_while:
+            self.features.add("do_while")
+            lines.append(f"{pad}{{ int {i} = 0;")
+            lines.append(f"{pad}do {{")
+            lines.append(f"{pad}    {i}++;")
+        elif rotated and is_while:  # as many lines as the plain spellings (test_fuzz checks)
             lines.append(f"{pad}{{ int {i} = 0;")
             lines.append(f"{pad}if ({i} < {bound}) do {{")
             lines.append(f"{pad}    {i}++;")
@@ -922,7 +1121,9 @@ class Generator:
             lines.append(f"{pad}for (int {i} = 0; {i} < {bound}; {i}++) {{")
         loop_kind = "uniform" if body_uniform else "divergent"
         self.block(lines, scope + [lv], depth - 1, body_uniform, loop_kind, indent + 1, pure)
-        if rotated:
+        if do_while:
+            lines.append(f"{pad}}} while ({i} < {bound}); }}")
+        elif rotated:
             step = "" if is_while else "++"
             lines.append(f"{pad}}} while ({step}{i} < {bound}); }}")
         else:
@@ -1060,6 +1261,12 @@ class Generator:
             groups = k.global_size // wg
             k.group_rows = self.side.choice([r for r in (1, 2) if groups % r == 0])
         self.features: set[str] = set()
+        self.sarg = None
+        if self.third.random() < 0.2:  # a struct argument by value
+            with self.third_stream():
+                self.sarg = self.struct_type()
+                k.struct_arg, k.struct_size = self.sarg[0], struct_size(self.sarg[1])
+                self.features.add("struct_arg")
         self.kernel_helpers: list = []
         self.barrier_helpers: list[str] = []
         self.barrier_calls: dict[str, int] = {}
@@ -1077,6 +1284,8 @@ class Generator:
         nseg = self.rng.randint(1, self.nseg)
         for j in range(nseg):
             lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
+            if self.sarg:
+                lines += ["    " + self.observe(Var(f"sarg.{f}", ty)) for f, ty in self.sarg[1]]
             self.block(lines, [], self.nest, True, None, 2)
             if j == nseg - 1:
                 # every barrier helper is called from two sites at least (issue 12 item 1)

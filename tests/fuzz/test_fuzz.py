@@ -60,7 +60,8 @@ def test_programs_use_every_feature():
             seen |= k.features
     want = {"switch", "barrier_helper_multi", "local", "local_atomic", "global_atomic"}
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
-    want |= {"divergent_loop"}
+    want |= {"divergent_loop", "raw_int_op", "compound_assign", "do_while", "struct"}
+    want |= {"struct_arg"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 
@@ -95,7 +96,8 @@ def test_side_stream_keeps_the_main_programs():
     real = generator.random.Random
 
     def patched(seed=None):
-        return Never() if isinstance(seed, str) and seed.endswith("/side") else real(seed)
+        extra = isinstance(seed, str) and seed.endswith(("/side", "/third"))
+        return Never() if extra else real(seed)
 
     generator.random.Random = patched
     try:
@@ -113,6 +115,30 @@ def test_side_stream_keeps_the_main_programs():
             for i in range(5):
                 g.kernel(i)
             ends.append(g.rng.getstate())
+        assert ends[0] == ends[1], seed
+
+
+def test_third_stream_keeps_the_main_and_side_programs():
+    """The same for the third stream (raw operators, compound assignments, do-while,
+    structs): with or without its draws, the main and side streams make the same draws,
+    so the CI sample and earlier findings keep their programs, only gaining code."""
+    import random
+
+    from . import generator
+
+    class Never(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    for seed in range(20):
+        ends = []
+        for third in (Never(), None):
+            g = generator.Generator(seed)
+            if third is not None:
+                g.third = third
+            for i in range(5):
+                g.kernel(i)
+            ends.append((g.rng.getstate(), g.side.getstate()))
         assert ends[0] == ends[1], seed
 
 
