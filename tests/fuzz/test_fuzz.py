@@ -170,3 +170,33 @@ def test_longer_run_agrees_with_pocl():
         pytest.skip(why)
     stats = run(1000, 1, jobs=2, batch_size=10, log=lambda _: None)
     assert not stats["unexplained"], summary(stats, 1000, 1)
+
+
+def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
+    """SPIRVJIT_TIERED=1: the first launch runs the quick tier; the tester then waits for
+    the optimized tier and launches it on the same inputs, and a difference of either tier
+    from PoCL is a finding that names the tier."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from .differential import Outcome, compare, run_pocl, run_spirvjit
+
+    monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    monkeypatch.setenv("SPIRVJIT_NUM_THREADS", "1")
+    seed = CI_SEED
+    batch = generate(seed, 2, size="small")
+    got = run_spirvjit(batch.kernel_source(0), batch, [0], seed, "clang")[0]
+    assert got.error is None and got.optimized is not None, got
+    assert got.optimized.error is None and got.optimized.out is not None
+    ref_batch = generate(seed, 2, REFERENCE_WORKAROUNDS, size="small")
+    ref = run_pocl(ref_batch.kernel_source(0), ref_batch, [0], seed)[0]
+    nseg = batch.kernels[0].nseg
+    assert compare(ref, got, nseg) is None
+    # what a miscompile of one tier would look like
+    wrong = got.out.copy()
+    wrong[0] ^= 1
+    diff = compare(ref, Outcome(got.out, got.gat, optimized=Outcome(wrong, got.gat)), nseg)
+    assert diff is not None and diff[0].startswith("optimized tier: hash differs")
+    diff = compare(ref, Outcome(wrong, got.gat, optimized=got.optimized), nseg)
+    assert diff is not None and diff[0].startswith("quick tier: hash differs")
