@@ -53,6 +53,14 @@ FLOAT_VEC_WIDTHS = (2, 4)
 IN_WORDS = 256  # uint words of the input buffer (a power of two: indices are masked)
 GAT_SLOTS = 16  # global atomic slots per kernel
 OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt", "-w")
+# work-item functions other than the ids every kernel names (a two-dimensional NDRange's
+# y ids, sizes, the linear ids and the (zero) offset)
+WORK_ITEM_FNS = (
+    "get_local_size(0)", "get_local_size(1)", "get_num_groups(0)", "get_num_groups(1)",
+    "get_global_size(0)", "get_global_size(1)", "get_work_dim()", "get_global_offset(0)",
+    "get_local_id(1)", "get_group_id(1)", "get_global_id(1)", "get_local_linear_id()",
+    "get_global_linear_id()", "get_enqueued_local_size(0)", "get_local_size(2)",
+)  # fmt: skip
 ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
@@ -392,6 +400,11 @@ class Generator:
         if ty.n > 1 and self.side.random() < 0.12:
             with self.side_stream():
                 return self.vload(ty, scope)
+        if ty.n == 1 and not ty.is_float and self.third.random() < 0.04:
+            with self.third_stream():
+                self.features.add("work_item_fn")
+                fn = self.pick(WORK_ITEM_FNS)
+                return f"(({ty.base}){fn})"
         return text
 
     def main_leaf(self, ty: Ty, scope: list[Var]) -> str:
@@ -526,6 +539,11 @@ class Generator:
         is any value (OpenCL masks it to the width of the promoted scalar type, or of a
         vector's elements). Only where OpenCL defines the result for every operand."""
         b, t = ty.base, ty.name
+        if ty.n in (2, 4, 8, 16) and self.chance(0.2):
+            return self.shuffle(ty, a, scope, d)
+        if self.chance(0.1):
+            self.features.add("bitselect")
+            return f"bitselect({a}, {self.expr(ty, scope, d)}, {self.expr(ty, scope, d)})"
         self.features.add("raw_int_op")
         r = self.rng.random()
         if r < 0.5:  # a shift by an unmasked count
@@ -553,6 +571,20 @@ class Generator:
                 ops.remove("*")  # 65535 * 65535 overflows the int it is promoted to
         op = self.pick(ops)
         return f"(({t})(({a}) {op} ({self.expr(ty, scope, d)})))"
+
+    def shuffle(self, ty: Ty, a: str, scope: list[Var], d: int) -> str:
+        """``shuffle(a, mask)`` or ``shuffle2(a, b, mask)``: only the mask's low bits
+        count (log2 of the source's width, or twice it), the rest must be ignored."""
+        self.features.add("shuffle")
+        mask_ty = Ty(int_of_bits(ty.bits, False), ty.n)
+        mask = self.expr(mask_ty, scope, d)
+        if self.chance(0.5):
+            return f"shuffle({a}, {mask})"
+        n = self.pick((2, 4, 8, 16))
+        src = self.expr(Ty(ty.base, n), scope, d)
+        if n != ty.n:  # the sources may be narrower or wider than the result
+            return f"shuffle2({src}, {src}, {mask})"
+        return f"shuffle2({a}, {src}, {mask})"
 
     def main_int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
         b, t = ty.base, ty.name
@@ -718,6 +750,13 @@ class Generator:
 
     # float expressions -------------------------------------------------------
     def float_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        text = self.main_float_expr(ty, scope, d)  # drawn first: the main stream stays
+        if ty.n in (2, 4, 8, 16) and self.third.random() < 0.08:
+            with self.third_stream():
+                return self.shuffle(ty, text, scope, d)
+        return text
+
+    def main_float_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
         t = ty.name
         zc = "zcf" if ty.base == "float" else "zcd"
 
@@ -1231,6 +1270,9 @@ class Generator:
             arg = "" if op in ("inc", "dec") else f", {self.expr(Ty(t), scope, 2)}"
             cond = self.condition(scope, 1) if self.chance(0.4) else None
             call = f"atomic_{op}(&{slot}[0]{arg});"
+            if op == "add" and self.third.random() < 0.4:
+                with self.third_stream():
+                    call = self.cas_add(f"&{slot}[0]", t, arg[2:])
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
             lines.append(f"{pad}if (lid == 0) {slot}[0] = {int_literal(t, init)};")
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
@@ -1246,7 +1288,27 @@ class Generator:
         self.gat_next += 1
         op = self.pick(("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec"))
         arg = "" if op in ("inc", "dec") else f", {self.expr(Ty('uint'), scope, 2)}"
-        lines.append(f"{pad}atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});")
+        call = f"atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});"
+        if op == "add" and self.third.random() < 0.4:
+            with self.third_stream():
+                call = self.cas_add(f"&gat[grp * {GAT_SLOTS}U + {slot}U]", "uint", arg[2:])
+        lines.append(pad + call)
+
+    def cas_add(self, ptr: str, t: str, value: str) -> str:
+        """An atomic add written as a compare-and-swap loop (how real programs add floats
+        or do what no atomic built-in does): the final value is the same in any order."""
+        self.features.add("cas_loop")
+        o, a = self.fresh("o"), self.fresh("d")
+        read = (
+            f"atomic_or({ptr}, 0)"
+            if self.chance(0.5)
+            else f"*(volatile {'__global' if 'gat' in ptr else '__local'} {t} *)({ptr})"
+        )
+        new = f"({t})((uint){o} + (uint){a})"
+        return (
+            f"{{ {t} {o}, {a} = {value}; "
+            f"do {o} = {read}; while (atomic_cmpxchg({ptr}, {o}, {new}) != {o}); }}"
+        )
 
     # --------------------------------------------------------------- kernels
     def kernel(self, index: int) -> Kernel:
