@@ -61,6 +61,16 @@ WORK_ITEM_FNS = (
     "get_local_id(1)", "get_group_id(1)", "get_global_id(1)", "get_local_linear_id()",
     "get_global_linear_id()", "get_enqueued_local_size(0)", "get_local_size(2)",
 )  # fmt: skip
+# the new value of a compare-and-swap loop doing an atomic operation (old {o}, operand {a})
+CAS_OPS = {
+    "add": "({t})((uint){o} + (uint){a})",
+    "sub": "({t})((uint){o} - (uint){a})",
+    "min": "min({o}, {a})",
+    "max": "max({o}, {a})",
+    "and": "({o} & {a})",
+    "or": "({o} | {a})",
+    "xor": "({o} ^ {a})",
+}
 ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
@@ -1270,9 +1280,9 @@ class Generator:
             arg = "" if op in ("inc", "dec") else f", {self.expr(Ty(t), scope, 2)}"
             cond = self.condition(scope, 1) if self.chance(0.4) else None
             call = f"atomic_{op}(&{slot}[0]{arg});"
-            if op == "add" and self.third.random() < 0.4:
+            if op in CAS_OPS and self.third.random() < 0.4:
                 with self.third_stream():
-                    call = self.cas_add(f"&{slot}[0]", t, arg[2:])
+                    call = self.cas_loop(f"&{slot}[0]", t, op, arg[2:])
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
             lines.append(f"{pad}if (lid == 0) {slot}[0] = {int_literal(t, init)};")
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
@@ -1289,22 +1299,20 @@ class Generator:
         op = self.pick(("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec"))
         arg = "" if op in ("inc", "dec") else f", {self.expr(Ty('uint'), scope, 2)}"
         call = f"atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});"
-        if op == "add" and self.third.random() < 0.4:
+        if op in CAS_OPS and self.third.random() < 0.4:
             with self.third_stream():
-                call = self.cas_add(f"&gat[grp * {GAT_SLOTS}U + {slot}U]", "uint", arg[2:])
+                call = self.cas_loop(f"&gat[grp * {GAT_SLOTS}U + {slot}U]", "uint", op, arg[2:])
         lines.append(pad + call)
 
-    def cas_add(self, ptr: str, t: str, value: str) -> str:
-        """An atomic add written as a compare-and-swap loop (how real programs add floats
-        or do what no atomic built-in does): the final value is the same in any order."""
+    def cas_loop(self, ptr: str, t: str, op: str, value: str) -> str:
+        """An atomic ``op`` written as a compare-and-swap loop (how real programs add
+        floats or do what no atomic built-in does): the final value is the same in any
+        order, as the built-in's is."""
         self.features.add("cas_loop")
         o, a = self.fresh("o"), self.fresh("d")
-        read = (
-            f"atomic_or({ptr}, 0)"
-            if self.chance(0.5)
-            else f"*(volatile {'__global' if 'gat' in ptr else '__local'} {t} *)({ptr})"
-        )
-        new = f"({t})((uint){o} + (uint){a})"
+        space = "__global" if "gat" in ptr else "__local"
+        read = f"atomic_or({ptr}, 0)" if self.chance(0.5) else f"*(volatile {space} {t} *)({ptr})"
+        new = CAS_OPS[op].format(o=o, a=a, t=t)
         return (
             f"{{ {t} {o}, {a} = {value}; "
             f"do {o} = {read}; while (atomic_cmpxchg({ptr}, {o}, {new}) != {o}); }}"
