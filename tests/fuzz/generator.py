@@ -284,6 +284,7 @@ class Generator:
         self.counter = 0
         self.structs: list[tuple[str, list[tuple[str, Ty]]]] = []  # the batch's structs
         self.sarg: tuple[str, list[tuple[str, Ty]]] | None = None  # the kernel's struct arg
+        self.wg, self.one_d, self.segment = 1, False, (0, 1)  # set per kernel and segment
 
     # -------------------------------------------------------------- utilities
     @contextlib.contextmanager
@@ -415,7 +416,28 @@ class Generator:
                 self.features.add("work_item_fn")
                 fn = self.pick(WORK_ITEM_FNS)
                 return f"(({ty.base}){fn})"
+        if ty.n in (1, 2, 4, 8) and self.third.random() < 0.04:
+            with self.third_stream():
+                return self.constant_read(ty, scope)
         return text
+
+    def constant_read(self, ty: Ty, scope: list[Var]) -> str:
+        """An element of a program-scope ``__constant`` table (one per element type and
+        batch), read by index, through a pointer, or with ``vloadN``."""
+        self.features.add("constant_table")
+        name = f"ctab_{ty.base}"
+        if name not in self.defs:
+            vals = ", ".join(self.literal(Ty(ty.base)) for _ in range(16))
+            # NAN is as_float(INT_MAX), not a constant expression an initializer allows
+            vals = vals.replace("((float)NAN)", "(0.0f / 0.0f)")
+            vals = vals.replace("((double)NAN)", "(0.0 / 0.0)")
+            self.define(name, f"__constant {ty.base} {name}[16] = {{ {vals} }};")
+        idx = self.index_expr(scope)
+        if ty.n > 1:
+            return f"vload{ty.n}({idx} % {16 // ty.n}U, {name})"
+        if self.chance(0.3):
+            return f"*({name} + ({idx} & 15U))"
+        return f"{name}[{idx} & 15U]"
 
     def main_leaf(self, ty: Ty, scope: list[Var]) -> str:
         if ty.n == 1:
@@ -992,6 +1014,9 @@ class Generator:
                 self.local_exchange(lines, local_scope, indent, declared)
             elif not pure:
                 self.atomic(lines, local_scope, indent, uniform)
+            if uniform and not pure and self.one_d and self.third.random() < 0.05:
+                with self.third_stream():
+                    self.global_exchange(lines, local_scope, pad)
             if self.side.random() < 0.15:
                 with self.side_stream():
                     self.component_write(lines, local_scope, pad)
@@ -1239,6 +1264,24 @@ class Generator:
         scope.append(v)
         declared.append(v)
 
+    def global_exchange(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """Work-items of a group exchange values through global memory: each writes its
+        own ``out`` slot of this segment (overwritten by the hash at the segment's end),
+        ``barrier(CLK_GLOBAL_MEM_FENCE)``, reads another's. Only in uniform control flow
+        and one-dimensional NDRanges (where a group's ``gid``s are consecutive)."""
+        self.features.add("global_exchange")
+        j, nseg = self.segment
+        wg = self.wg
+        off = self.rng.randint(1, wg - 1) if wg > 1 else 0
+        x = self.fresh("gx")
+        lines.append(f"{pad}out[gid * {nseg}U + {j}U] = {self.expr(Ty('ulong'), scope, 2)};")
+        lines.append(f"{pad}barrier(CLK_GLOBAL_MEM_FENCE);")
+        lines.append(
+            f"{pad}ulong {x} = out[(gid - lid + (lid + {off}U) % {wg}U) * {nseg}U + {j}U];"
+        )
+        lines.append(f"{pad}barrier(CLK_GLOBAL_MEM_FENCE);")
+        lines.append(f"{pad}h = hmix(h, {x});")
+
     def local_rewrite(self, lines, scope, pad, off) -> None:
         """Between the write of ``lm`` and its read: nothing, a tree reduction (a loop with
         a barrier, some work-items idle at each step) or a rewrite of some slots by the
@@ -1331,6 +1374,7 @@ class Generator:
             groups = k.global_size // wg
             k.group_rows = self.side.choice([r for r in (1, 2) if groups % r == 0])
         self.features: set[str] = set()
+        self.wg, self.one_d = wg, k.rows == 1 and k.group_rows == 1
         self.sarg = None
         if self.third.random() < 0.2:  # a struct argument by value
             with self.third_stream():
@@ -1353,6 +1397,7 @@ class Generator:
             k.helpers.append(self.make_barrier_helper(k.name, *self.lm))
         nseg = self.rng.randint(1, self.nseg)
         for j in range(nseg):
+            self.segment = (j, nseg)
             lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
             if self.sarg:
                 lines += ["    " + self.observe(Var(f"sarg.{f}", ty)) for f, ty in self.sarg[1]]
