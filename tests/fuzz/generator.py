@@ -419,6 +419,13 @@ class Generator:
         if ty.n in (1, 2, 4, 8) and self.third.random() < 0.04:
             with self.third_stream():
                 return self.constant_read(ty, scope)
+        if ty.base == "float" and ty.n in (1, 2, 4, 8) and self.third.random() < 0.04:
+            with self.third_stream():  # half-precision words of the input, as floats
+                self.features.add("half")
+                n = "" if ty.n == 1 else str(ty.n)
+                count = IN_WORDS * 2 // ty.n
+                idx = f"{self.index_expr(scope)} % {count}U"
+                return f"vload_half{n}({idx}, (__global const half *)in)"
         return text
 
     def constant_read(self, ty: Ty, scope: list[Var]) -> str:
@@ -1026,6 +1033,9 @@ class Generator:
             if self.third.random() < 0.05:
                 with self.third_stream():
                     self.struct_statement(lines, local_scope, pad, pure)
+            if self.third.random() < 0.04:
+                with self.third_stream():
+                    self.half_round_trip(lines, local_scope, pad, pure)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
@@ -1074,6 +1084,29 @@ class Generator:
             lines.append(f"{pad}{target} {op}= {count};")
             return
         lines.append(f"{pad}{target} {op}= {self.expr(ty, scope, 2)};")
+
+    def half_round_trip(self, lines, scope, pad, pure) -> None:
+        """``vstore_half[N][_rte|_rtz|_rtp|_rtn]`` of a float or double value into private
+        storage, read back with ``vload_halfN`` as floats (correctly rounded conversions:
+        exact; only the floats are observed, so a NaN's half payload never is)."""
+        self.features.add("half")
+        n = self.pick((1, 2, 4, 8))
+        src = Ty(self.pick(("float", "float", "double")), n)
+        if src.base == "double" and n > 4:
+            src = Ty("double", 4)
+            n = 4
+        buf, v = self.fresh("hb"), Var(self.fresh("hv"), Ty("float", n))
+        suffix = "" if n == 1 else str(n)
+        mode = self.pick(ROUNDINGS)
+        value = self.expr(src, scope, 2)
+        lines.append(f"{pad}ushort {buf}[16];")
+        slot = self.rng.randrange(16 // n)
+        lines.append(f"{pad}vstore_half{suffix}{mode}({value}, {slot}U, (__private half *){buf});")
+        lines.append(
+            f"{pad}{v.ty.name} {v.name} = vload_half{suffix}({slot}U, (__private half *){buf});"
+        )
+        if not pure:  # (not in the block's declarations: observing those draws main-stream)
+            lines.append(pad + self.observe(v))
 
     def struct_type(self) -> tuple[str, list[tuple[str, Ty]]]:
         """A struct of 2-5 fields of mixed types (the batch's own, shared by its kernels)."""
