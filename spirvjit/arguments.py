@@ -31,6 +31,10 @@ class LocalMemory:
 
 _INT_CTYPES = {8: ctypes.c_uint8, 16: ctypes.c_uint16, 32: ctypes.c_uint32, 64: ctypes.c_uint64}
 _FLOAT_CTYPES = {32: ctypes.c_float, 64: ctypes.c_double}
+# A by-value struct's bytes are placed at least this aligned: the largest alignment of an
+# OpenCL C type (long16, double16), whatever alignment the signature's LLVM type reports
+# (an __attribute__((aligned)) is not in it).
+STRUCT_ALIGN = 128
 
 
 _MISSING = object()
@@ -387,7 +391,16 @@ class ArgumentPacker:
             )
         if len(data) != spec.size:
             raise self._error(spec, f"expects a struct of {spec.size} bytes, got {len(data)} bytes")
-        return (ctypes.c_char * max(1, spec.size)).from_buffer_copy(data or b"\0")
+        # The kernel reads the struct where its slot points, with the alignment the producer
+        # declared (clang: Aligned 64 on a long8 member, which LLVM turns into aligned
+        # vector loads): a malloc'ed ctypes array is only 16-byte aligned, so a struct with
+        # a 32- or 64-byte aligned member crashed (findings: fuzz seed 25618 kernel 2).
+        align = max(spec.align, STRUCT_ALIGN)
+        size = max(1, spec.size)
+        raw = (ctypes.c_char * (size + align - 1))()
+        storage = (ctypes.c_char * size).from_buffer(raw, -ctypes.addressof(raw) % align)
+        ctypes.memmove(storage, data, len(data))  # ``storage`` keeps ``raw`` alive
+        return storage
 
 
 def _accepted_dtypes(spec: KernelArg) -> frozenset | None:

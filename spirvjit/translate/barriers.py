@@ -34,7 +34,14 @@ import re
 from dataclasses import dataclass, field, replace
 
 from ..errors import SpirvError
-from ..spirv.grammar import Decoration, LinkageType, Op, Scope
+from ..spirv.grammar import (
+    Decoration,
+    FunctionParameterAttribute,
+    LinkageType,
+    Op,
+    Scope,
+    StorageClass,
+)
 from ..spirv.module import Block, Function, Instruction, Module
 from .debuginfo import remap_debug_operands
 
@@ -245,6 +252,28 @@ def _instantiate(
     second result lists (returned value, block) pairs for the result's OpPhi.
     """
     mapping = {p.result_id: a for p, a in zip(callee.parameters, args, strict=True)}
+    copies = []
+    for param, arg in zip(callee.parameters, args, strict=True):
+        if _copied_by_value(module, param):
+            # the callee's own copy of a ByVal pointee (function.py
+            # _copy_by_value_parameters does the same for a function that is not inlined)
+            var = ids.fresh()
+            storage = StorageClass.Function
+            copies.append(
+                ids.define(
+                    Instruction(
+                        Op.OpVariable, "OpVariable", param.result_type, var, [storage],
+                        ("StorageClass",), param.offset,
+                    )
+                )
+            )  # fmt: skip
+            copies.append(
+                Instruction(
+                    Op.OpCopyMemory, "OpCopyMemory", None, None, [var, arg],
+                    ("IdRef", "IdRef"), param.offset,
+                )
+            )  # fmt: skip
+            mapping[param.result_id] = var
     for block in callee.blocks:
         mapping[block.label_id] = ids.fresh()
         for inst in block.instructions:
@@ -253,7 +282,7 @@ def _instantiate(
     blocks, returns = [], []
     for block in callee.blocks:
         label = mapping[block.label_id]
-        body = []
+        body, copies = copies, []  # the copies start the callee's first block
         for inst in block.instructions:
             if inst.opname == "OpReturn":
                 body.append(_branch(resume, inst.offset))
@@ -265,6 +294,22 @@ def _instantiate(
                 body.append(ids.define(inst))
         blocks.append(Block(label, body, block.offset))
     return blocks, returns
+
+
+def _copied_by_value(module: Module, param: Instruction) -> bool:
+    """A ByVal pointer parameter the function may write (not NoWrite), of a pointer to
+    Function storage (what an OpVariable can be)."""
+    attrs = {
+        d.operands[0] for d in module.decorations_of(param.result_id, Decoration.FuncParamAttr)
+    }
+    if FunctionParameterAttribute.ByVal not in attrs or FunctionParameterAttribute.NoWrite in attrs:
+        return False
+    ptr = module.defs.get(param.result_type)
+    return (
+        ptr is not None
+        and ptr.opname == "OpTypePointer"
+        and ptr.operands[0] == StorageClass.Function
+    )
 
 
 def _rename_phi_predecessors(block: Block, renamed: dict[int, int]) -> Block:

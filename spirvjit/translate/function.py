@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ..errors import SpirvError
-from ..spirv.grammar import Decoration, FPFastMathMode
+from ..spirv.grammar import Decoration, FPFastMathMode, FunctionParameterAttribute
 from ..spirv.module import Function, Instruction
 from . import checks
 from .builtins import WorkItem
@@ -118,6 +118,46 @@ class FunctionTranslator:
         if stepped is not None:
             base, linear, items = llfn.args[-4:-1]
             self.frame = Frame(self, base, linear, items)
+        else:
+            self._copy_by_value_parameters()
+
+    def _copy_by_value_parameters(self) -> None:
+        """A ByVal pointer parameter is the function's own copy of the pointee: the
+        function may write it, and the caller's memory must not change. Producers pass
+        the caller's object itself (llvm-spirv-15 passes a kernel's struct argument
+        straight to a helper that rewrites its by-value copy, after clang folded the
+        copy the source made), so the copy is made here, in the entry block. A parameter
+        also marked NoWrite is never written: it is used in place. (Functions with
+        barriers are inlined into a step function; their parameters are not copied.)"""
+        for param in self.fn.parameters:
+            attrs = {
+                d.operands[0]
+                for d in self.module.decorations_of(param.result_id, Decoration.FuncParamAttr)
+            }
+            if FunctionParameterAttribute.ByVal not in attrs:
+                continue
+            if FunctionParameterAttribute.NoWrite in attrs:
+                continue
+            spv = self.types.spv(param.result_type)
+            if spv.kind != "pointer" or spv.element is None:
+                continue
+            ty = self.types.llvm(spv.element)
+            td = self.mt.target_data
+            align = max(ty.get_abi_alignment(td), self._declared_alignment(param.result_id))
+            copy = self.alloca(ty, name=f"byval.{param.result_id}", align=align)
+            source = self.values[param.result_id]
+            name = f"llvm.memcpy.p{copy.type.addrspace}.p{source.type.addrspace}.i64"
+            fnty = ir.FunctionType(ir.VoidType(), [copy.type, source.type, I64, ir.IntType(1)])
+            size = ir.Constant(I64, ty.get_abi_size(td))
+            self.alloca_builder.call(
+                self.mt.declare(name, fnty), [copy, source, size, ir.Constant(ir.IntType(1), 0)]
+            )
+            self.values[param.result_id] = copy
+
+    def _declared_alignment(self, value_id: int) -> int:
+        for d in self.module.decorations_of(value_id, Decoration.Alignment):
+            return int(d.operands[0])
+        return 0
 
     # -- driving -----------------------------------------------------------------------
 

@@ -65,6 +65,17 @@ def inputs(seed: int, index: int, groups: int) -> tuple[np.ndarray, np.ndarray]:
     return words, gat
 
 
+def extra_args(seed: int, index: int, kernel) -> list:
+    """The kernel's arguments after ``out, in, gat``: the bytes of its struct argument."""
+    if not kernel.struct_arg:
+        return []
+    rng = np.random.default_rng([seed, index, 0x57C7])
+    data = rng.integers(0, 256, kernel.struct_size, dtype=np.uint64).astype(np.uint8)
+    small = rng.random(kernel.struct_size) < 0.3  # some small and zero bytes
+    data[small] = rng.integers(0, 3, int(small.sum()))
+    return [data.tobytes()]
+
+
 # -------------------------------------------------------------- one device
 @dataclass
 class Outcome:
@@ -73,6 +84,10 @@ class Outcome:
     out: np.ndarray | None = None
     gat: np.ndarray | None = None
     error: str | None = None
+    # A tiered kernel (SPIRVJIT_TIERED=1): ``out``/``gat`` are its quick tier's first
+    # launch, this its optimized tier's launch on the same inputs (or the error that kept
+    # the optimized tier from loading). Both must equal the reference.
+    optimized: Outcome | None = None
 
 
 _POCL = None
@@ -112,7 +127,8 @@ def run_pocl(source: str, batch: Batch, indices: list[int], seed: int) -> dict[i
             b_out = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
             b_in = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=words)
             b_gat = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=gat)
-            getattr(prog, k.name)(queue, k.global_shape, k.local_shape, b_out, b_in, b_gat)
+            args = [b_out, b_in, b_gat, *extra_args(seed, i, k)]
+            getattr(prog, k.name)(queue, k.global_shape, k.local_shape, *args)
             cl.enqueue_copy(queue, out, b_out)
             cl.enqueue_copy(queue, gat, b_gat)
             queue.finish()
@@ -145,11 +161,32 @@ def run_spirvjit(
         out = np.zeros(k.global_size * k.nseg, np.uint64)
         try:
             launch = {"global_size": k.global_shape, "local_size": k.local_shape}
-            prog.kernel(k.name)(out, words, gat, **launch)
+            kernel = prog.kernel(k.name)
+            extra = extra_args(seed, i, k)
+            kernel(out, words, gat, *extra, **launch)
             results[i] = Outcome(out, gat)
+            results[i].optimized = _optimized_tier(kernel, k, [words, *extra], seed, i, launch)
         except Exception as exc:  # noqa: BLE001
             results[i] = Outcome(error=f"run: {type(exc).__name__}: {exc}"[:3000])
     return results
+
+
+def _optimized_tier(kernel, k, args: list, seed: int, index: int, launch: dict) -> Outcome | None:
+    """The optimized tier's outcome of a kernel whose first launch ran its quick tier
+    (SPIRVJIT_TIERED=1, backends/cpu/tiered.py); None for a kernel that was not tiered."""
+    loaded = kernel._default  # the LoadedKernel of launches that name no device
+    if getattr(loaded, "tier", None) is None:  # not a TieredKernel
+        return None
+    kernel.wait_optimized()
+    if loaded.tier != 1:
+        return Outcome(error=f"optimized tier: {type(loaded.error).__name__}: {loaded.error}")
+    _, gat = inputs(seed, index, k.global_size // k.local_size)
+    out = np.zeros(k.global_size * k.nseg, np.uint64)
+    try:
+        kernel(out, args[0], gat, *args[1:], **launch)
+    except Exception as exc:  # noqa: BLE001
+        return Outcome(error=f"optimized tier run: {type(exc).__name__}: {exc}"[:3000])
+    return Outcome(out, gat)
 
 
 @dataclass(frozen=True)
@@ -280,9 +317,23 @@ class Finding:
 
 
 def compare(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | None:
-    """None when ``got`` equals ``ref`` bit for bit; else a description and the segments."""
+    """None when ``got`` equals ``ref`` bit for bit (both tiers of a tiered kernel); else a
+    description and the segments."""
     if got.error:
         return got.error, []
+    first = _compare_arrays(ref, got, nseg)
+    if got.optimized is None:
+        return first
+    second = compare(ref, got.optimized, nseg)
+    if first is None and second is None:
+        return None
+    parts = [f"quick tier: {first[0]}"] if first else []
+    parts += [f"optimized tier: {second[0]}"] if second else []
+    segs = sorted({*(first[1] if first else ()), *(second[1] if second else ())})
+    return "; ".join(parts), segs
+
+
+def _compare_arrays(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | None:
     out_ref = ref.out.reshape(-1, nseg)
     out_got = got.out.reshape(-1, nseg)
     bad = sorted({int(j) for j in np.nonzero(out_ref != out_got)[1]})

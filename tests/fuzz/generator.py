@@ -53,6 +53,24 @@ FLOAT_VEC_WIDTHS = (2, 4)
 IN_WORDS = 256  # uint words of the input buffer (a power of two: indices are masked)
 GAT_SLOTS = 16  # global atomic slots per kernel
 OPTIONS = ("-cl-std=CL3.0", "-cl-fp32-correctly-rounded-divide-sqrt", "-w")
+# work-item functions other than the ids every kernel names (a two-dimensional NDRange's
+# y ids, sizes, the linear ids and the (zero) offset)
+WORK_ITEM_FNS = (
+    "get_local_size(0)", "get_local_size(1)", "get_num_groups(0)", "get_num_groups(1)",
+    "get_global_size(0)", "get_global_size(1)", "get_work_dim()", "get_global_offset(0)",
+    "get_local_id(1)", "get_group_id(1)", "get_global_id(1)", "get_local_linear_id()",
+    "get_global_linear_id()", "get_enqueued_local_size(0)", "get_local_size(2)",
+)  # fmt: skip
+# the new value of a compare-and-swap loop doing an atomic operation (old {o}, operand {a})
+CAS_OPS = {
+    "add": "({t})((uint){o} + (uint){a})",
+    "sub": "({t})((uint){o} - (uint){a})",
+    "min": "min({o}, {a})",
+    "max": "max({o}, {a})",
+    "and": "({o} & {a})",
+    "or": "({o} | {a})",
+    "xor": "({o} ^ {a})",
+}
 ROUNDERS = ("rint", "floor", "ceil", "trunc", "round")
 ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 # statements per block, nesting depth, expression depth, segments per kernel
@@ -128,6 +146,17 @@ def float_literal(base: str, v: float) -> str:
     return text + ("f" if base == "float" else "")
 
 
+def struct_size(fields: list[tuple[str, Ty]]) -> int:
+    """Bytes of a struct of these fields in OpenCL C: every scalar and vector aligned to
+    its size (a 3-vector takes 4 elements), the struct to its largest field."""
+    offset, align = 0, 1
+    for _, ty in fields:
+        size = BITS[ty.base] // 8 * (4 if ty.n == 3 else ty.n)
+        offset = (offset + size - 1) // size * size + size
+        align = max(align, size)
+    return (offset + align - 1) // align * align
+
+
 def f32(x: float) -> float:
     import struct
 
@@ -152,6 +181,9 @@ class Kernel:
     features: set[str] = field(default_factory=set)
     local_decls: list[str] = field(default_factory=list)
     rows: int = 1  # work-group rows (y): a group is local_size // rows by rows
+    # a struct passed by value as the kernel's fourth argument: its type and size in bytes
+    struct_arg: str | None = None
+    struct_size: int = 0
     group_rows: int = 1  # rows of work-groups (y) in the NDRange
 
     @property
@@ -192,7 +224,8 @@ class Kernel:
             f"__kernel __attribute__((reqd_work_group_size({self.local_shape[0]}, "
             f"{self.rows}, 1)))\n"
             f"void {self.name}(__global ulong *out, __global const uint *in, "
-            "__global uint *gat)\n{\n" + "\n".join(body) + "\n}\n"
+            f"__global uint *gat{f', {self.struct_arg} sarg' if self.struct_arg else ''})\n"
+            "{\n" + "\n".join(body) + "\n}\n"
         )
         return "\n".join(parts)
 
@@ -242,9 +275,16 @@ class Generator:
         # the CPU vector width): the main stream, so every earlier seed's program, is
         # unchanged apart from the added statements and expressions.
         self.side = random.Random(f"{seed}/side")
+        # A third stream for the constructs added after the side stream's (raw operators,
+        # compound assignments, do-while, structs): the main and side streams, so every
+        # earlier seed's program, again only gain statements and expressions.
+        self.third = random.Random(f"{seed}/third")
         self.workarounds = workarounds
         self.defs: dict[str, str] = {}
         self.counter = 0
+        self.structs: list[tuple[str, list[tuple[str, Ty]]]] = []  # the batch's structs
+        self.sarg: tuple[str, list[tuple[str, Ty]]] | None = None  # the kernel's struct arg
+        self.wg, self.one_d, self.segment = 1, False, (0, 1)  # set per kernel and segment
 
     # -------------------------------------------------------------- utilities
     @contextlib.contextmanager
@@ -255,6 +295,16 @@ class Generator:
             yield
         finally:
             self.rng = saved
+
+    @contextlib.contextmanager
+    def third_stream(self):
+        """Draws everything inside, side-stream draws included, from the third stream."""
+        saved = self.rng, self.side
+        self.rng = self.side = self.third
+        try:
+            yield
+        finally:
+            self.rng, self.side = saved
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -361,7 +411,40 @@ class Generator:
         if ty.n > 1 and self.side.random() < 0.12:
             with self.side_stream():
                 return self.vload(ty, scope)
+        if ty.n == 1 and not ty.is_float and self.third.random() < 0.04:
+            with self.third_stream():
+                self.features.add("work_item_fn")
+                fn = self.pick(WORK_ITEM_FNS)
+                return f"(({ty.base}){fn})"
+        if ty.n in (1, 2, 4, 8) and self.third.random() < 0.04:
+            with self.third_stream():
+                return self.constant_read(ty, scope)
+        if ty.base == "float" and ty.n in (1, 2, 4, 8) and self.third.random() < 0.04:
+            with self.third_stream():  # half-precision words of the input, as floats
+                self.features.add("half")
+                n = "" if ty.n == 1 else str(ty.n)
+                count = IN_WORDS * 2 // ty.n
+                idx = f"{self.index_expr(scope)} % {count}U"
+                return f"vload_half{n}({idx}, (__global const half *)in)"
         return text
+
+    def constant_read(self, ty: Ty, scope: list[Var]) -> str:
+        """An element of a program-scope ``__constant`` table (one per element type and
+        batch), read by index, through a pointer, or with ``vloadN``."""
+        self.features.add("constant_table")
+        name = f"ctab_{ty.base}"
+        if name not in self.defs:
+            vals = ", ".join(self.literal(Ty(ty.base)) for _ in range(16))
+            # NAN is as_float(INT_MAX), not a constant expression an initializer allows
+            vals = vals.replace("((float)NAN)", "(0.0f / 0.0f)")
+            vals = vals.replace("((double)NAN)", "(0.0 / 0.0)")
+            self.define(name, f"__constant {ty.base} {name}[16] = {{ {vals} }};")
+        idx = self.index_expr(scope)
+        if ty.n > 1:
+            return f"vload{ty.n}({idx} % {16 // ty.n}U, {name})"
+        if self.chance(0.3):
+            return f"*({name} + ({idx} & 15U))"
+        return f"{name}[{idx} & 15U]"
 
     def main_leaf(self, ty: Ty, scope: list[Var]) -> str:
         if ty.n == 1:
@@ -483,6 +566,66 @@ class Generator:
         return self.define(name, f"static {t} {name}({t} a, {t} b) {{\n    {body}\n}}")
 
     def int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        text = self.main_int_expr(ty, scope, d)  # drawn first: the main stream stays
+        if self.third.random() < 0.1:
+            with self.third_stream():
+                return self.raw_int_op(ty, text, scope, d)
+        return text
+
+    def raw_int_op(self, ty: Ty, a: str, scope: list[Var], d: int) -> str:
+        """``a op b`` written with the C operator, not a helper: wrapping unsigned
+        arithmetic (scalar ``uchar``/``ushort`` promoted to ``int``) and shifts whose count
+        is any value (OpenCL masks it to the width of the promoted scalar type, or of a
+        vector's elements). Only where OpenCL defines the result for every operand."""
+        b, t = ty.base, ty.name
+        if ty.n in (2, 4, 8, 16) and self.chance(0.2):
+            return self.shuffle(ty, a, scope, d)
+        if self.chance(0.1):
+            self.features.add("bitselect")
+            return f"bitselect({a}, {self.expr(ty, scope, d)}, {self.expr(ty, scope, d)})"
+        self.features.add("raw_int_op")
+        r = self.rng.random()
+        if r < 0.5:  # a shift by an unmasked count
+            op = self.pick(("<<", ">>"))
+            if ty.n > 1 and self.chance(0.6):
+                count = self.expr(ty.with_base(unsigned_of(b)), scope, d)
+                count = f"as_{t}({count})" if signed(b) else count
+            else:  # a scalar count of any integer type (a vector's is widened)
+                cb = self.pick(INT_BASES)
+                count = self.expr(Ty(cb), scope, d)
+                if ty.n > 1 and BITS[cb] > BITS[b]:
+                    count = f"(({b})({count}))"
+            if op == "<<" and signed(b):  # a signed << can overflow: shift the bits
+                ut = ty.with_base(unsigned_of(b)).name
+                if ty.n > 1:
+                    return f"as_{t}(as_{ut}({a}) << as_{ut}(({t})({count})))"
+                wide = "ulong" if ty.bits == 64 else "uint"
+                return f"(({t})(({wide})({a}) << ({count})))"
+            return f"(({t})(({a}) {op} ({count})))"
+        ops = ["&", "|", "^"]
+        if not signed(b) or (ty.n == 1 and ty.bits < 32):
+            # wraps (unsigned) or cannot overflow the int it is promoted to
+            ops += ["+", "-", "*"]
+            if ty.n == 1 and b == "ushort":
+                ops.remove("*")  # 65535 * 65535 overflows the int it is promoted to
+        op = self.pick(ops)
+        return f"(({t})(({a}) {op} ({self.expr(ty, scope, d)})))"
+
+    def shuffle(self, ty: Ty, a: str, scope: list[Var], d: int) -> str:
+        """``shuffle(a, mask)`` or ``shuffle2(a, b, mask)``: only the mask's low bits
+        count (log2 of the source's width, or twice it), the rest must be ignored."""
+        self.features.add("shuffle")
+        mask_ty = Ty(int_of_bits(ty.bits, False), ty.n)
+        mask = self.expr(mask_ty, scope, d)
+        if self.chance(0.5):
+            return f"shuffle({a}, {mask})"
+        n = self.pick((2, 4, 8, 16))
+        src = self.expr(Ty(ty.base, n), scope, d)
+        if n != ty.n:  # the sources may be narrower or wider than the result
+            return f"shuffle2({src}, {src}, {mask})"
+        return f"shuffle2({a}, {src}, {mask})"
+
+    def main_int_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
         b, t = ty.base, ty.name
         r = self.rng.random()
         if r < 0.3:
@@ -646,6 +789,13 @@ class Generator:
 
     # float expressions -------------------------------------------------------
     def float_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
+        text = self.main_float_expr(ty, scope, d)  # drawn first: the main stream stays
+        if ty.n in (2, 4, 8, 16) and self.third.random() < 0.08:
+            with self.third_stream():
+                return self.shuffle(ty, text, scope, d)
+        return text
+
+    def main_float_expr(self, ty: Ty, scope: list[Var], d: int) -> str:
         t = ty.name
         zc = "zcf" if ty.base == "float" else "zcd"
 
@@ -871,13 +1021,162 @@ class Generator:
                 self.local_exchange(lines, local_scope, indent, declared)
             elif not pure:
                 self.atomic(lines, local_scope, indent, uniform)
+            if uniform and not pure and self.one_d and self.third.random() < 0.05:
+                with self.third_stream():
+                    self.global_exchange(lines, local_scope, pad)
             if self.side.random() < 0.15:
                 with self.side_stream():
                     self.component_write(lines, local_scope, pad)
+            if self.third.random() < 0.1:
+                with self.third_stream():
+                    self.compound_assign(lines, local_scope, pad)
+            if self.third.random() < 0.05:
+                with self.third_stream():
+                    self.struct_statement(lines, local_scope, pad, pure)
+            if self.third.random() < 0.04:
+                with self.third_stream():
+                    self.half_round_trip(lines, local_scope, pad, pure)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
                     lines.append(pad + self.observe(v))
+
+    def compound_assign(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """``v op= e``, ``v++``, ``--v`` on a variable, an array element or a vector's
+        components, where OpenCL defines the result for every value: wrapping unsigned
+        types, ``char``/``short`` scalars (computed in ``int``, converted back), bitwise
+        operators and ``>>`` for every integer type, ``+ - * /`` for floats."""
+        cands = [v for v in scope if v.kind in ("var", "array")]
+        if not cands:
+            return
+        v = self.pick(cands)
+        ty, target = v.ty, v.name
+        if v.kind == "array":
+            target = f"{v.name}[{self.index_expr(scope)} & {v.size - 1}U]"
+        if ty.n > 1 and self.chance(0.3):
+            k = self.pick([w for w in (1, 2, 3, 4) if w <= ty.n])
+            target += ".s" + "".join(f"{c:x}" for c in self.rng.sample(range(ty.n), k))
+            ty = Ty(ty.base, k)
+        self.features.add("compound_assign")
+        if ty.is_float:
+            if ty.n == 1 and self.chance(0.2):  # ++ and -- are not defined on float vectors
+                lines.append(f"{pad}{self.pick(('++', '--'))}{target};")
+                return
+            op = self.pick(("+", "-", "*", "/"))
+            lines.append(f"{pad}{target} {op}= {self.expr(ty, scope, 2)};")
+            return
+        b = ty.base
+        wraps = not signed(b) or (ty.n == 1 and ty.bits < 32)
+        if wraps and self.chance(0.25):
+            inc = self.pick(("++", "--"))
+            lines.append(f"{pad}{target}{inc};" if self.chance(0.5) else f"{pad}{inc}{target};")
+            return
+        ops = ["&", "|", "^", ">>"]
+        if wraps:
+            ops += ["+", "-", "*"] + (["<<"] if not signed(b) else [])
+            if ty.n == 1 and b == "ushort":
+                ops.remove("*")  # promoted to int: 65535 * 65535 overflows
+        op = self.pick(ops)
+        if op in ("<<", ">>"):  # any count: OpenCL masks it
+            count = self.expr(Ty(self.pick(("uint", "int", "uchar"))), scope, 1)
+            if ty.n > 1:
+                count = f"({ty.name})({count})"
+            lines.append(f"{pad}{target} {op}= {count};")
+            return
+        lines.append(f"{pad}{target} {op}= {self.expr(ty, scope, 2)};")
+
+    def half_round_trip(self, lines, scope, pad, pure) -> None:
+        """``vstore_half[N][_rte|_rtz|_rtp|_rtn]`` of a float or double value into private
+        storage, read back with ``vload_halfN`` as floats (correctly rounded conversions:
+        exact; only the floats are observed, so a NaN's half payload never is)."""
+        self.features.add("half")
+        n = self.pick((1, 2, 4, 8))
+        src = Ty(self.pick(("float", "float", "double")), n)
+        if src.base == "double" and n > 4:
+            src = Ty("double", 4)
+            n = 4
+        buf, v = self.fresh("hb"), Var(self.fresh("hv"), Ty("float", n))
+        suffix = "" if n == 1 else str(n)
+        mode = self.pick(ROUNDINGS)
+        value = self.expr(src, scope, 2)
+        lines.append(f"{pad}ushort {buf}[16];")
+        slot = self.rng.randrange(16 // n)
+        lines.append(f"{pad}vstore_half{suffix}{mode}({value}, {slot}U, (__private half *){buf});")
+        lines.append(
+            f"{pad}{v.ty.name} {v.name} = vload_half{suffix}({slot}U, (__private half *){buf});"
+        )
+        if not pure:  # (not in the block's declarations: observing those draws main-stream)
+            lines.append(pad + self.observe(v))
+
+    def struct_type(self) -> tuple[str, list[tuple[str, Ty]]]:
+        """A struct of 2-5 fields of mixed types (the batch's own, shared by its kernels)."""
+        fields = []
+        for j in range(self.rng.randint(2, 5)):
+            ty = self.rand_type(allow_vec=self.chance(0.3))
+            fields.append((f"f{j}", ty))
+        name = self.fresh("S")
+        body = " ".join(f"{ty.name} {f};" for f, ty in fields)
+        self.define(name, f"typedef struct {{ {body} }} {name};")
+        self.structs.append((name, fields))
+        return name, fields
+
+    def struct_helper(self, name: str, fields: list[tuple[str, Ty]]) -> str:
+        """A function taking and returning the struct by value (sometimes noinline)."""
+        fn = f"smix_{name}"
+        if fn in self.defs:
+            return fn
+        lines = []
+        for f, ty in fields:
+            if ty.is_float:
+                lines.append(f"    s.{f} = s.{f} * ({ty.name})2 + ({ty.name})k;")
+            else:
+                lines.append(f"    s.{f} ^= ({ty.name})(k * 2654435761U);")
+        attr = "__attribute__((noinline)) " if self.chance(0.5) else ""
+        return self.define(
+            fn,
+            f"static {attr}{name} {fn}({name} s, uint k)\n{{\n"
+            + "\n".join(lines)
+            + "\n    return s;\n}",
+        )
+
+    def struct_statement(self, lines: list[str], scope: list[Var], pad: str, pure: bool) -> None:
+        """A private struct (or an array of two) filled from expressions, copied, passed to
+        and returned from a helper by value, some fields rewritten; its fields observed."""
+        if self.sarg and not pure and self.chance(0.5):
+            name, fields = self.sarg
+        elif self.structs and self.chance(0.6):
+            name, fields = self.pick(self.structs)
+        else:
+            name, fields = self.struct_type()
+        self.features.add("struct")
+        s = self.fresh("st")
+        if (name, fields) == self.sarg and not pure:
+            lines.append(f"{pad}{name} {s} = sarg;")
+        elif self.chance(0.4):
+            arr = self.fresh("sa")
+            lines.append(f"{pad}{name} {arr}[2];")
+            for k in range(2):
+                for f, ty in fields:
+                    lines.append(f"{pad}{arr}[{k}].{f} = {self.expr(ty, scope, 2)};")
+            lines.append(f"{pad}{name} {s} = {arr}[{self.index_expr(scope)} & 1U];")
+        else:
+            init = ", ".join(self.expr(ty, scope, 2) for _, ty in fields)
+            lines.append(f"{pad}{name} {s} = {{ {init} }};")
+        if self.chance(0.6):
+            lines.append(f"{pad}{s} = {self.struct_helper(name, fields)}({s}, gid);")
+        f, ty = self.pick(fields)
+        lines.append(f"{pad}{s}.{f} = {self.expr(ty, scope, 2)};")
+        if not pure:
+            for f, ty in fields:
+                lines.append(pad + self.observe(Var(f"{s}.{f}", ty)))
+        else:  # a helper observes nothing: fold the struct into a variable it returns
+            ints = [v for v in scope if v.kind == "var" and v.ty == Ty("ulong")]
+            if ints:
+                obs = " ^ ".join(
+                    f"(ulong){s}.{f}" for f, ty in fields if ty.n == 1 and not ty.is_float
+                )
+                if obs:
+                    lines.append(f"{pad}{self.pick(ints).name} ^= {obs};")
 
     def uniform_condition(self) -> str:
         r = self.rng.random()
@@ -899,6 +1198,8 @@ class Generator:
             bound = f"(int)(in[{self.in_index()}] % 5U)"
             body_uniform = False
         is_while = self.chance(0.3)
+        # a do-while (the body runs at least once, `continue` jumps to the test)
+        do_while = self.third.random() < 0.25
         rotated = False
         if not bound.isdigit():
             self.features.add("divergent_loop")  # see "pocl_loop" below
@@ -907,7 +1208,12 @@ class Generator:
             # guarded do-while is the same loop (`continue` still steps, then tests) and
             # PoCL gets it right.
             rotated = "pocl_loop" in self.workarounds
-        if rotated and is_while:  # as many lines as the plain spellings (test_fuzz checks)
+        if do_while:
+            self.features.add("do_while")
+            lines.append(f"{pad}{{ int {i} = 0;")
+            lines.append(f"{pad}do {{")
+            lines.append(f"{pad}    {i}++;")
+        elif rotated and is_while:  # as many lines as the plain spellings (test_fuzz checks)
             lines.append(f"{pad}{{ int {i} = 0;")
             lines.append(f"{pad}if ({i} < {bound}) do {{")
             lines.append(f"{pad}    {i}++;")
@@ -922,7 +1228,9 @@ class Generator:
             lines.append(f"{pad}for (int {i} = 0; {i} < {bound}; {i}++) {{")
         loop_kind = "uniform" if body_uniform else "divergent"
         self.block(lines, scope + [lv], depth - 1, body_uniform, loop_kind, indent + 1, pure)
-        if rotated:
+        if do_while:
+            lines.append(f"{pad}}} while ({i} < {bound}); }}")
+        elif rotated:
             step = "" if is_while else "++"
             lines.append(f"{pad}}} while ({step}{i} < {bound}); }}")
         else:
@@ -989,6 +1297,24 @@ class Generator:
         scope.append(v)
         declared.append(v)
 
+    def global_exchange(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """Work-items of a group exchange values through global memory: each writes its
+        own ``out`` slot of this segment (overwritten by the hash at the segment's end),
+        ``barrier(CLK_GLOBAL_MEM_FENCE)``, reads another's. Only in uniform control flow
+        and one-dimensional NDRanges (where a group's ``gid``s are consecutive)."""
+        self.features.add("global_exchange")
+        j, nseg = self.segment
+        wg = self.wg
+        off = self.rng.randint(1, wg - 1) if wg > 1 else 0
+        x = self.fresh("gx")
+        lines.append(f"{pad}out[gid * {nseg}U + {j}U] = {self.expr(Ty('ulong'), scope, 2)};")
+        lines.append(f"{pad}barrier(CLK_GLOBAL_MEM_FENCE);")
+        lines.append(
+            f"{pad}ulong {x} = out[(gid - lid + (lid + {off}U) % {wg}U) * {nseg}U + {j}U];"
+        )
+        lines.append(f"{pad}barrier(CLK_GLOBAL_MEM_FENCE);")
+        lines.append(f"{pad}h = hmix(h, {x});")
+
     def local_rewrite(self, lines, scope, pad, off) -> None:
         """Between the write of ``lm`` and its read: nothing, a tree reduction (a loop with
         a barrier, some work-items idle at each step) or a rewrite of some slots by the
@@ -1030,6 +1356,9 @@ class Generator:
             arg = "" if op in ("inc", "dec") else f", {self.expr(Ty(t), scope, 2)}"
             cond = self.condition(scope, 1) if self.chance(0.4) else None
             call = f"atomic_{op}(&{slot}[0]{arg});"
+            if op in CAS_OPS and self.third.random() < 0.4:
+                with self.third_stream():
+                    call = self.cas_loop(f"&{slot}[0]", t, op, arg[2:])
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
             lines.append(f"{pad}if (lid == 0) {slot}[0] = {int_literal(t, init)};")
             lines.append(f"{pad}barrier(CLK_LOCAL_MEM_FENCE);")
@@ -1045,7 +1374,25 @@ class Generator:
         self.gat_next += 1
         op = self.pick(("add", "sub", "min", "max", "and", "or", "xor", "inc", "dec"))
         arg = "" if op in ("inc", "dec") else f", {self.expr(Ty('uint'), scope, 2)}"
-        lines.append(f"{pad}atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});")
+        call = f"atomic_{op}(&gat[grp * {GAT_SLOTS}U + {slot}U]{arg});"
+        if op in CAS_OPS and self.third.random() < 0.4:
+            with self.third_stream():
+                call = self.cas_loop(f"&gat[grp * {GAT_SLOTS}U + {slot}U]", "uint", op, arg[2:])
+        lines.append(pad + call)
+
+    def cas_loop(self, ptr: str, t: str, op: str, value: str) -> str:
+        """An atomic ``op`` written as a compare-and-swap loop (how real programs add
+        floats or do what no atomic built-in does): the final value is the same in any
+        order, as the built-in's is."""
+        self.features.add("cas_loop")
+        o, a = self.fresh("o"), self.fresh("d")
+        space = "__global" if "gat" in ptr else "__local"
+        read = f"atomic_or({ptr}, 0)" if self.chance(0.5) else f"*(volatile {space} {t} *)({ptr})"
+        new = CAS_OPS[op].format(o=o, a=a, t=t)
+        return (
+            f"{{ {t} {o}, {a} = {value}; "
+            f"do {o} = {read}; while (atomic_cmpxchg({ptr}, {o}, {new}) != {o}); }}"
+        )
 
     # --------------------------------------------------------------- kernels
     def kernel(self, index: int) -> Kernel:
@@ -1060,6 +1407,13 @@ class Generator:
             groups = k.global_size // wg
             k.group_rows = self.side.choice([r for r in (1, 2) if groups % r == 0])
         self.features: set[str] = set()
+        self.wg, self.one_d = wg, k.rows == 1 and k.group_rows == 1
+        self.sarg = None
+        if self.third.random() < 0.2:  # a struct argument by value
+            with self.third_stream():
+                self.sarg = self.struct_type()
+                k.struct_arg, k.struct_size = self.sarg[0], struct_size(self.sarg[1])
+                self.features.add("struct_arg")
         self.kernel_helpers: list = []
         self.barrier_helpers: list[str] = []
         self.barrier_calls: dict[str, int] = {}
@@ -1076,7 +1430,10 @@ class Generator:
             k.helpers.append(self.make_barrier_helper(k.name, *self.lm))
         nseg = self.rng.randint(1, self.nseg)
         for j in range(nseg):
+            self.segment = (j, nseg)
             lines = [f"    {{ /* segment {j} */", f"    h = {self.rng.getrandbits(32)}UL;"]
+            if self.sarg:
+                lines += ["    " + self.observe(Var(f"sarg.{f}", ty)) for f, ty in self.sarg[1]]
             self.block(lines, [], self.nest, True, None, 2)
             if j == nseg - 1:
                 # every barrier helper is called from two sites at least (issue 12 item 1)

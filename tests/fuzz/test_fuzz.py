@@ -11,7 +11,7 @@ from .differential import REFERENCE, run, summary
 from .generator import KNOWN_WORKAROUNDS, REFERENCE_WORKAROUNDS, generate
 
 CI_SEED = 20261201
-CI_PROGRAMS = 200
+CI_PROGRAMS = 120
 # sha256 of generate(1000, 3).source() before the side stream existed (commit 04b59a1)
 PINNED_1000 = "72e5ec8bf02adcd6"
 
@@ -60,7 +60,9 @@ def test_programs_use_every_feature():
             seen |= k.features
     want = {"switch", "barrier_helper_multi", "local", "local_atomic", "global_atomic"}
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
-    want |= {"divergent_loop"}
+    want |= {"divergent_loop", "raw_int_op", "compound_assign", "do_while", "struct"}
+    want |= {"struct_arg", "shuffle", "bitselect", "work_item_fn", "cas_loop"}
+    want |= {"constant_table", "global_exchange", "half"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 
@@ -95,7 +97,8 @@ def test_side_stream_keeps_the_main_programs():
     real = generator.random.Random
 
     def patched(seed=None):
-        return Never() if isinstance(seed, str) and seed.endswith("/side") else real(seed)
+        extra = isinstance(seed, str) and seed.endswith(("/side", "/third"))
+        return Never() if extra else real(seed)
 
     generator.random.Random = patched
     try:
@@ -116,6 +119,30 @@ def test_side_stream_keeps_the_main_programs():
         assert ends[0] == ends[1], seed
 
 
+def test_third_stream_keeps_the_main_and_side_programs():
+    """The same for the third stream (raw operators, compound assignments, do-while,
+    structs): with or without its draws, the main and side streams make the same draws,
+    so the CI sample and earlier findings keep their programs, only gaining code."""
+    import random
+
+    from . import generator
+
+    class Never(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    for seed in range(20):
+        ends = []
+        for third in (Never(), None):
+            g = generator.Generator(seed)
+            if third is not None:
+                g.third = third
+            for i in range(5):
+                g.kernel(i)
+            ends.append((g.rng.getstate(), g.side.getstate()))
+        assert ends[0] == ends[1], seed
+
+
 def test_no_float_op_outside_the_exact_set():
     """Floats are compared bit for bit, so only correctly rounded operations appear."""
     inexact = r"\b(mad|native_\w+|half_\w+|sin|cos|exp|log|pow|dot|copysign|signbit)\("
@@ -124,7 +151,7 @@ def test_no_float_op_outside_the_exact_set():
 
 
 def test_ci_sample_agrees_with_pocl():
-    """200 random programs: spirvjit (clang-22 and clang-15 + llvm-spirv-15) equals PoCL
+    """120 random programs: spirvjit (clang-22 and clang-15 + llvm-spirv-15) equals PoCL
     bit for bit, except where a known bug that is still present explains the difference."""
     why = _missing()
     if why:
@@ -144,3 +171,33 @@ def test_longer_run_agrees_with_pocl():
         pytest.skip(why)
     stats = run(1000, 1, jobs=2, batch_size=10, log=lambda _: None)
     assert not stats["unexplained"], summary(stats, 1000, 1)
+
+
+def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
+    """SPIRVJIT_TIERED=1: the first launch runs the quick tier; the tester then waits for
+    the optimized tier and launches it on the same inputs, and a difference of either tier
+    from PoCL is a finding that names the tier."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from .differential import Outcome, compare, run_pocl, run_spirvjit
+
+    monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    monkeypatch.setenv("SPIRVJIT_NUM_THREADS", "1")
+    seed = CI_SEED
+    batch = generate(seed, 2, size="small")
+    got = run_spirvjit(batch.kernel_source(0), batch, [0], seed, "clang")[0]
+    assert got.error is None and got.optimized is not None, got
+    assert got.optimized.error is None and got.optimized.out is not None
+    ref_batch = generate(seed, 2, REFERENCE_WORKAROUNDS, size="small")
+    ref = run_pocl(ref_batch.kernel_source(0), ref_batch, [0], seed)[0]
+    nseg = batch.kernels[0].nseg
+    assert compare(ref, got, nseg) is None
+    # what a miscompile of one tier would look like
+    wrong = got.out.copy()
+    wrong[0] ^= 1
+    diff = compare(ref, Outcome(got.out, got.gat, optimized=Outcome(wrong, got.gat)), nseg)
+    assert diff is not None and diff[0].startswith("optimized tier: hash differs")
+    diff = compare(ref, Outcome(wrong, got.gat, optimized=got.optimized), nseg)
+    assert diff is not None and diff[0].startswith("quick tier: hash differs")
