@@ -311,6 +311,13 @@ class _Loop:
         self.exits: list[tuple[ir.Block, ir.Block]] = []
 
 
+def _scaled_operand(opname: str, ops):
+    """x of ``x * k`` or ``k * x`` (``mul``) or ``x << k`` (``shl``) with a constant k,
+    else None: a constant multiple of an affine (or non-wrapping) value is one too."""
+    k, x = (ops[1], ops[0]) if opname == "shl" or isinstance(ops[1], ir.Constant) else ops
+    return x if isinstance(k, ir.Constant) else None
+
+
 class _Vectorizer(ValueLanes):
     # Whether a function without loops is vectorized in the default mode ("loops").
     loop_free_too = False
@@ -1106,12 +1113,8 @@ class _Vectorizer(ValueLanes):
         if value.opname in ("add", "sub"):
             return all(self._affine(op, depth + 1) for op in ops)
         if value.opname in ("mul", "shl"):
-            k, x = (
-                (ops[1], ops[0])
-                if value.opname == "shl" or isinstance(ops[1], ir.Constant)
-                else ops
-            )
-            return isinstance(k, ir.Constant) and self._affine(x, depth + 1)
+            x = _scaled_operand(value.opname, ops)
+            return x is not None and self._affine(x, depth + 1)
         if value.opname == "sext":
             return self._no_signed_wrap(ops[0], ops[0].type.width, depth + 1)
         if value.opname == "ashr":  # ashr(shl(x, c), c): sext(trunc(x to 64 - c bits))
@@ -1162,8 +1165,8 @@ class _Vectorizer(ValueLanes):
         if value.opname in ("add", "sub"):
             return all(self._no_signed_wrap(op, bits, depth + 1) for op in ops)
         if value.opname == "mul":
-            k, x = (ops[1], ops[0]) if isinstance(ops[1], ir.Constant) else ops
-            return isinstance(k, ir.Constant) and self._no_signed_wrap(x, bits, depth + 1)
+            x = _scaled_operand(value.opname, ops)
+            return x is not None and self._no_signed_wrap(x, bits, depth + 1)
         return False
 
     def _uniform_load(self, inst) -> bool:
@@ -1910,12 +1913,8 @@ class _Vectorizer(ValueLanes):
         if value.opname in ("trunc", "add", "sub"):
             return all(self._wraps_affinely(op, depth + 1) for op in ops)
         if value.opname in ("mul", "shl"):
-            k, x = (
-                (ops[1], ops[0])
-                if value.opname == "shl" or isinstance(ops[1], ir.Constant)
-                else ops
-            )
-            return isinstance(k, ir.Constant) and self._wraps_affinely(x, depth + 1)
+            x = _scaled_operand(value.opname, ops)
+            return x is not None and self._wraps_affinely(x, depth + 1)
         if value.type == I64:
             return self._affine(value, depth + 1)
         return False
