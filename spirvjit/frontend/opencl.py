@@ -155,7 +155,44 @@ def _backend_options(options: list[str]) -> list[str]:
     return level + passed
 
 
+# clang-22's -O2 can leave integers of a width SPIR-V has only with an extension (an
+# i128 load of 16 bytes of a private array after its loops are unrolled; differential
+# tester seed 26200 kernel 3, tests/fuzz/findings/clang_i128_private_array.cl), and its
+# SPIR-V back end then stops: "OpTypeInt type with a width other than 8, 16, 32 or 64 bits
+# requires the following SPIR-V extension: SPV_ALTERA_arbitrary_precision_integers".
+_WIDTH_FAILURE = "arbitrary_precision_integers"
+# Compiled again with the front end's loop unrolling off, that program has no such
+# integer; the JIT's own O3 unrolls later, so the code loses nothing.
+_WIDTH_WORKAROUND = ("-fno-unroll-loops",)
+
+
 def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
+    try:
+        _compile_clang_once(src, spv, options, tmp)
+    except CompileError as e:
+        if _WIDTH_FAILURE not in e.log:
+            raise
+        _log.debug(
+            "%s: clang-22 made an integer width SPIR-V lacks; compiling again with %s",
+            os.path.basename(src),
+            " ".join(_WIDTH_WORKAROUND),
+        )
+    else:
+        return
+    try:
+        _compile_clang_once(src, spv, [*_WIDTH_WORKAROUND, *options], tmp)
+    except CompileError as e:
+        if _WIDTH_FAILURE not in e.log:
+            raise
+        raise CompileError(
+            f"{e.message}: clang-22 made an integer of a width SPIR-V has only with an "
+            "extension spirvjit does not take, even without loop unrolling; "
+            "producer='translator' may compile it",
+            e.log,
+        ) from e
+
+
+def _compile_clang_once(src: str, spv: str, options: list[str], tmp: str) -> None:
     clang = require_tool("clang", "compiling OpenCL C to SPIR-V")
     name = os.path.basename(src)
     ll = os.path.join(tmp, "out.ll")
