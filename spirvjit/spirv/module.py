@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import grammar
+
 
 @dataclass(slots=True)
 class Instruction:
@@ -111,6 +113,15 @@ class Module:
     def decorations_of(self, target: int, decoration: int) -> list[Decoration]:
         """The decorations of one kind on ``target`` (empty when there are none)."""
         return [d for d in self.decorations.get(target, ()) if d.decoration == decoration]
+
+    def writable_by_value(self, param_id: int) -> bool:
+        """Whether parameter ``param_id`` is ByVal and not NoWrite: the function's own copy
+        of the pointee, which it may write (the caller's object must not change)."""
+        attrs = {
+            d.operands[0] for d in self.decorations_of(param_id, grammar.Decoration.FuncParamAttr)
+        }
+        flags = grammar.FunctionParameterAttribute
+        return flags.ByVal in attrs and flags.NoWrite not in attrs
 
     def name_of(self, target: int) -> str:
         """The OpName of ``target``, or ``%<id>`` when it has none."""

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field, replace
 from ..errors import SpirvError
 from ..spirv.grammar import (
     Decoration,
-    FunctionParameterAttribute,
     LinkageType,
     Op,
     Scope,
@@ -299,10 +298,7 @@ def _instantiate(
 def _copied_by_value(module: Module, param: Instruction) -> bool:
     """A ByVal pointer parameter the function may write (not NoWrite), of a pointer to
     Function storage (what an OpVariable can be)."""
-    attrs = {
-        d.operands[0] for d in module.decorations_of(param.result_id, Decoration.FuncParamAttr)
-    }
-    if FunctionParameterAttribute.ByVal not in attrs or FunctionParameterAttribute.NoWrite in attrs:
+    if not module.writable_by_value(param.result_id):
         return False
     ptr = module.defs.get(param.result_type)
     return (

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ..errors import SpirvError
-from ..spirv.grammar import Decoration, FPFastMathMode, FunctionParameterAttribute
+from ..spirv.grammar import Decoration, FPFastMathMode
 from ..spirv.module import Function, Instruction
 from . import checks
 from .builtins import WorkItem
@@ -130,13 +130,7 @@ class FunctionTranslator:
         also marked NoWrite is never written: it is used in place. (Functions with
         barriers are inlined into a step function; their parameters are not copied.)"""
         for param in self.fn.parameters:
-            attrs = {
-                d.operands[0]
-                for d in self.module.decorations_of(param.result_id, Decoration.FuncParamAttr)
-            }
-            if FunctionParameterAttribute.ByVal not in attrs:
-                continue
-            if FunctionParameterAttribute.NoWrite in attrs:
+            if not self.module.writable_by_value(param.result_id):
                 continue
             spv = self.types.spv(param.result_type)
             if spv.kind != "pointer" or spv.element is None:
