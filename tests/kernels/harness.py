@@ -176,3 +176,23 @@ def assemble(text: str, target_env: str = "spv1.2") -> bytes:
         )
         assert proc.returncode == 0, f"spirv-as rejected the test's assembly:\n{proc.stderr}"
         return out.read_bytes()
+
+
+def vector_and_scalar_arrays(
+    program_for, name: str, make_args, *, bitwise: bool = False, **launch
+) -> list[np.ndarray]:
+    """The array arguments of kernel ``name`` after a launch of ``program_for(True)`` (the
+    vectorizer on), asserted equal to those after a launch of ``program_for(False)`` (off):
+    value for value, or byte for byte with ``bitwise``. ``make_args()`` gives fresh
+    arguments for each launch."""
+    results = []
+    for enabled in (True, False):
+        program = program_for(enabled)
+        args = make_args()
+        program.kernel(name)(*args, **launch)
+        results.append([a.copy() for a in args if isinstance(a, np.ndarray)])
+    for on, off in zip(*results, strict=True):
+        if bitwise:
+            on, off = on.view(np.uint8), off.view(np.uint8)
+        np.testing.assert_array_equal(on, off)
+    return results[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from harness import vector_and_scalar_arrays
 
 import spirvjit
 from spirvjit.backends.cpu import vectorize
@@ -112,15 +113,9 @@ def _build(monkeypatch, enabled: bool):
 
 
 def _both(monkeypatch, name, make_args, **launch):
-    results = []
-    for enabled in (True, False):
-        program = _build(monkeypatch, enabled)
-        args = make_args()
-        program.kernel(name)(*args, **launch)
-        results.append([a.copy() for a in args if isinstance(a, np.ndarray)])
-    for on, off in zip(*results, strict=True):
-        np.testing.assert_array_equal(on, off)
-    return results[0]
+    """The kernel's arrays after a launch with the vectorizer on, checked against a launch
+    with it off (harness.vector_and_scalar_arrays)."""
+    return vector_and_scalar_arrays(lambda on: _build(monkeypatch, on), name, make_args, **launch)
 
 
 def _vectorized(monkeypatch, name: str) -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import vector_and_scalar_arrays
 
 import spirvjit
 
@@ -159,17 +160,12 @@ def _program(monkeypatch, tmp_path: Path, wfv: bool) -> spirvjit.Program:
     return program
 
 
-def _both(monkeypatch, tmp_path: Path, name: str, make_args, **launch) -> list:
-    """The kernel's arrays after a launch with the vectorizer on, checked bit for bit
-    against the scalar work-item loop."""
-    results = []
-    for wfv in (True, False):
-        args = make_args()
-        _program(monkeypatch, tmp_path / str(wfv), wfv).kernel(name)(*args, **launch)
-        results.append([a for a in args if isinstance(a, np.ndarray)])
-    for on, off in zip(*results, strict=True):
-        np.testing.assert_array_equal(on, off)
-    return results[0]
+def _both(monkeypatch, tmp_path: Path, name: str, make_args, **launch):
+    """The kernel's arrays after a launch with the vectorizer on, checked against a launch
+    with it off (harness.vector_and_scalar_arrays)."""
+    return vector_and_scalar_arrays(
+        lambda on: _program(monkeypatch, tmp_path / str(on), on), name, make_args, **launch
+    )
 
 
 def _loop_phis(tmp_path: Path, kernel: str) -> list[str]:

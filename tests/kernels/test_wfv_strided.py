@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 import pytest
+from harness import vector_and_scalar_arrays
 
 import spirvjit
 
@@ -113,17 +114,10 @@ def _build(monkeypatch, enabled: bool, dump=None) -> spirvjit.Program:
     return _PROGRAMS[enabled]
 
 
-def _both(monkeypatch, name, make_args, **launch) -> list[np.ndarray]:
-    """The array arguments after a launch with the vectorizer on, asserted equal bit for
-    bit to those after a launch with it off."""
-    results = []
-    for enabled in (True, False):
-        args = make_args()
-        _build(monkeypatch, enabled).kernel(name)(*args, **launch)
-        results.append([a.copy() for a in args if isinstance(a, np.ndarray)])
-    for on, off in zip(*results, strict=True):
-        np.testing.assert_array_equal(on, off)
-    return results[0]
+def _both(monkeypatch, name, make_args, **launch):
+    """The kernel's arrays after a launch with the vectorizer on, checked against a launch
+    with it off (harness.vector_and_scalar_arrays)."""
+    return vector_and_scalar_arrays(lambda on: _build(monkeypatch, on), name, make_args, **launch)
 
 
 def test_row_walks_load_lane_by_lane_not_gather(monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from harness import vector_and_scalar_arrays
 
 import spirvjit
 
@@ -215,16 +216,11 @@ def _build(monkeypatch, enabled: bool) -> spirvjit.Program:
 
 
 def _both(monkeypatch, name, make_args, **launch):
-    """The kernel's arrays after a run with WFV on and one with it off (equal bits)."""
-    results = []
-    for enabled in (True, False):
-        program = _build(monkeypatch, enabled)
-        args = make_args()
-        program.kernel(name)(*args, **launch)
-        results.append([a.copy() for a in args if isinstance(a, np.ndarray)])
-    for on, off in zip(*results, strict=True):
-        np.testing.assert_array_equal(on.view(np.uint8), off.view(np.uint8))
-    return results[0]
+    """The kernel's arrays after a launch with the vectorizer on, checked against a launch
+    with it off (harness.vector_and_scalar_arrays)."""
+    return vector_and_scalar_arrays(
+        lambda on: _build(monkeypatch, on), name, make_args, bitwise=True, **launch
+    )
 
 
 NAMES = (
