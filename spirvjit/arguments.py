@@ -39,6 +39,34 @@ STRUCT_ALIGN = 128
 
 _MISSING = object()
 
+
+def _data_pointer_offset() -> int | None:
+    """Where a NumPy array object keeps its data pointer (CPython object header, then
+    ``char *data``: NumPy's ``PyArrayObject_fields``), or None where that is not so.
+
+    ``array.ctypes.data`` builds a ctypes helper object per call (~2 µs, a tenth of a
+    tiny kernel's launch); reading the field is ~0.3 µs. The layout is checked here, on
+    arrays whose data pointers differ, before it is trusted."""
+    if not hasattr(ctypes.pythonapi, "Py_IncRef"):  # not CPython: no object addresses
+        return None
+    offset = 2 * ctypes.sizeof(ctypes.c_void_p)  # ob_refcnt, ob_type
+    probes = [np.zeros(3, np.float32), np.arange(8)[3:], np.empty((2, 2), np.uint8).T]
+    for probe in probes:
+        if ctypes.c_void_p.from_address(id(probe) + offset).value != probe.ctypes.data:
+            return None
+    return offset
+
+
+_DATA_OFFSET = _data_pointer_offset()
+
+
+def array_address(array: np.ndarray) -> int:
+    """The address of ``array``'s first element (``array.ctypes.data``, faster)."""
+    if _DATA_OFFSET is None or type(array) is not np.ndarray:
+        return array.ctypes.data
+    return ctypes.c_void_p.from_address(id(array) + _DATA_OFFSET).value or 0
+
+
 # DLPack device types (dlpack.h DLDeviceType) an array may report.
 _DLPACK_DEVICES = {
     1: "CPU",
@@ -304,7 +332,7 @@ class ArgumentPacker:
                     f"{spec.element_kind}), got an array of {value.dtype}; convert it with "
                     ".astype() or reinterpret it with .view()",
                 )
-            address = value.ctypes.data
+            address = array_address(value)
             if address % align and value.size:
                 raise self._error(
                     spec,

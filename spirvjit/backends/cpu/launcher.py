@@ -378,6 +378,9 @@ def make_pool(threads: int) -> ThreadPool | NativePool:
 def thread_pool() -> ThreadPool | NativePool:
     """The process's CPU worker threads (SPIRVJIT_NUM_THREADS), started on first use."""
     global _pool
+    pool = _pool  # started already: no lock (a launch's hot path)
+    if pool is not None:
+        return pool
     with _pool_lock:
         if _pool is None:
             _pool = make_pool(config.num_threads())
@@ -454,14 +457,16 @@ class CpuKernel:
         report = crash.reporter()
         if report is not None:  # what a fatal signal in the kernel prints (crash.py)
             report.running(plan.crash.address, ctypes.addressof(prepared.slots))
+        threads = threads or plan.threads
         try:
             thread_pool().run(
                 self._runner,
                 ctypes.addressof(prepared.slots),
                 ctypes.addressof(record),
-                threads or plan.threads,
+                threads,
                 arena_bytes,
-                _abort_flag(record),
+                # Only a launch on several threads can be interrupted (ThreadPool.run).
+                _abort_flag(record) if threads > 1 else None,
             )
         finally:
             if report is not None:
