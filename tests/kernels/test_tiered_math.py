@@ -272,3 +272,44 @@ def test_debug_mode_kernels_compute_libm_functions_with_the_same_bits(monkeypatc
         results.append((y.view(np.uint32), e.view(np.uint64)))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+VECTORIZED = """
+kernel void log_each(global const float *x, global float *y)
+{ size_t i = get_global_id(0); y[i] = log(x[i]); }
+kernel void pow_const(global const float *x, global float *y)
+{ size_t i = get_global_id(0); y[i] = pow(x[i], 1.7f); }
+kernel void log_float4(global const float4 *x, global float4 *y)
+{ size_t i = get_global_id(0); y[i] = log(x[i]); }
+"""
+
+
+def test_llvms_vectorizers_still_vectorize_the_wrapped_calls(monkeypatch, tmp_path) -> None:
+    """The optimized code of loop-free kernels (LLVM's loop and SLP vectorizers) calls
+    the AVX2 variant, or an adapter to it, not the scalar wrapper lane by lane: a
+    constant argument (pow's 1.7f) does not make O3 drop the wrapper's argument
+    (mathcalls.wrappers_exposed), a float4's four calls are joined (willreturn)."""
+    from spirvjit.backends.cpu import mathcalls
+    from spirvjit.target import host_target
+
+    if mathcalls.widest_isa(host_target().features) != ("d", 256):
+        pytest.skip("an AVX2 host without AVX-512")
+    monkeypatch.setenv("SPIRVJIT_DUMP", str(tmp_path))
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    monkeypatch.delenv("SPIRVJIT_TIERED", raising=False)
+    program = spirvjit.compile_opencl(VECTORIZED)
+    x = np.linspace(1, 2, 4096, dtype=np.float32)
+    for name, expected in (
+        ("log_each", "call <8 x float> @_ZGVdN8v_logf"),
+        ("pow_const", "call <8 x float> @_ZGVdN8vv_powf"),
+        ("log_float4", "call <4 x float> @spirvjit.libm.N4.logf"),
+    ):
+        y = np.empty_like(x)
+        program.kernel(name)(x, y, global_size=4096 // (4 if "4" in name else 1), local_size=64)
+        np.testing.assert_allclose(
+            y, np.log(x) if "log" in name else x.astype(np.float64) ** 1.7, rtol=1e-6
+        )
+        (optimized,) = tmp_path.glob(f"{name}.*.opt.ll")
+        text = optimized.read_text()
+        runner = text[text.index("define void @spirvjit.") :].split("\n}\n")[0]
+        assert expected in runner, name

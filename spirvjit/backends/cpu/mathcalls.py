@@ -32,8 +32,11 @@ about one vector call (the remainder of a work-group; measured in docs/design.md
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ...translate.mathlib import _ISAS, LIBMVEC, StringAttributes
@@ -120,11 +123,31 @@ def _variant(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Functio
         fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), symbol)
     fn.attributes.add("nounwind")
     fn.attributes.add("readnone")
+    _will_return(fn)
     return fn
 
 
+def _will_return(fn: ir.Function) -> None:
+    """Marks ``fn`` ``willreturn`` (llvmlite knows no such attribute): without it a call
+    may not return, and LLVM's SLP vectorizer does not join calls that may have such a
+    side effect (measured: a float4's four ``log`` calls stayed four)."""
+    set.add(fn.attributes, "willreturn")
+
+
+def _widths(lane: ir.Type, isa: tuple[str, int]) -> list[int]:
+    """The lane counts LLVM's vectorizers may call a wrapper with: 2 up to twice the
+    widest variant's (a float4's lanes, an interleaved or unrolled loop)."""
+    count = _count(lane, isa)
+    return [width for width in (2, 4, 8, 16, 32) if width <= 2 * count]
+
+
+def _adapter_name(c_name: str, lanes: int) -> str:
+    return f"{WRAPPER_PREFIX}N{lanes}.{c_name}"
+
+
 def _wrapper(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Function:
-    """``spirvjit.libm.<c_name>``: the scalar function, as lane 0 of the widest variant."""
+    """``spirvjit.libm.<c_name>``: the scalar function, as lane 0 of the widest variant
+    (the argument in every lane: no other lane takes a special-case path)."""
     name = WRAPPER_PREFIX + c_name
     existing = module.globals.get(name)
     if existing is not None:
@@ -132,12 +155,18 @@ def _wrapper(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Functio
     arity, lane = _SCALAR[c_name]
     variant = _variant(module, c_name, isa)
     fn = ir.Function(module, ir.FunctionType(lane, [lane] * arity), name)
-    fn.linkage = "internal"
+    fn.linkage = "internal"  # (not while O3 runs: wrappers_exposed)
     fn.attributes = StringAttributes(["noinline", "nounwind", "readnone"])
+    _will_return(fn)
     count = variant.function_type.return_type.count
-    fn.attributes.add(
-        f'"vector-function-abi-variant"="_ZGV_LLVM_N{count}{"v" * arity}_{name}({variant.name})"'
+    # The widest variant for its lane count, adapters (vector_adapters, defined for
+    # LLVM's vectorizers only) for the others; LLVM ignores those not in the module.
+    mappings = ",".join(
+        f"_ZGV_LLVM_N{width}{'v' * arity}_{name}"
+        f"({variant.name if width == count else _adapter_name(c_name, width)})"
+        for width in _widths(lane, isa)
     )
+    fn.attributes.add(f'"vector-function-abi-variant"="{mappings}"')
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     vector = variant.function_type.return_type
     zeros = ir.Constant(ir.VectorType(I32, count), [0] * count)
@@ -154,9 +183,10 @@ def _wrapper(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Functio
 
 
 def _chunked(module: ir.Module, c_name: str, lanes: int, isa: tuple[str, int]) -> ir.Function:
-    """``lanes`` lanes of ``c_name`` computed by the widest variant, a chunk of its lane
-    count at a time (the last one padded with zeros)."""
-    name = f"{WRAPPER_PREFIX}N{lanes}.{c_name}"
+    """``spirvjit.libm.N<lanes>.<c_name>``: ``lanes`` lanes of ``c_name`` computed by the
+    widest variant: fewer lanes repeated to fill it (no lane takes a special-case path
+    its arguments do not), more a chunk at a time."""
+    name = _adapter_name(c_name, lanes)
     existing = module.globals.get(name)
     if existing is not None:
         return existing
@@ -169,20 +199,88 @@ def _chunked(module: ir.Module, c_name: str, lanes: int, isa: tuple[str, int]) -
     fn.attributes.add("alwaysinline")
     fn.attributes.add("nounwind")
     fn.attributes.add("readnone")
+    _will_return(fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    zero = ir.Constant(lane, 0.0)
-    result = ir.Constant(vector, ir.Undefined)
-    for first in range(0, lanes, count):
-        chunk_args = []
-        for arg in fn.args:
-            chunk = ir.Constant(variant.function_type.return_type, [zero] * count)
-            for k in range(min(count, lanes - first)):
-                element = b.extract_element(arg, ir.Constant(I32, first + k))
-                chunk = b.insert_element(chunk, element, ir.Constant(I32, k))
-            chunk_args.append(chunk)
-        out = b.call(variant, chunk_args)
-        for k in range(min(count, lanes - first)):
-            element = b.extract_element(out, ir.Constant(I32, k))
-            result = b.insert_element(result, element, ir.Constant(I32, first + k))
-    b.ret(result)
+
+    def shuffle(value, indices: list[int], other=None):
+        mask = ir.Constant(ir.VectorType(I32, len(indices)), indices)
+        other = ir.Constant(value.type, ir.Undefined) if other is None else other
+        return b.shuffle_vector(value, other, mask)
+
+    # The arguments repeated to a multiple of the variant's lanes, then called a chunk
+    # at a time; the chunks' results joined (lane counts are powers of two) and cut.
+    padded = max(count, -(-lanes // count) * count)
+    args = [shuffle(arg, [i % lanes for i in range(padded)]) for arg in fn.args]
+    outs = [
+        b.call(variant, [shuffle(arg, list(range(first, first + count))) for arg in args])
+        for first in range(0, padded, count)
+    ]
+    while len(outs) > 1:
+        if len(outs) % 2:  # (no libmvec lane count makes an odd number of chunks)
+            outs.append(outs[-1])
+        width = outs[0].type.count
+        outs = [
+            shuffle(outs[k], list(range(2 * width)), outs[k + 1]) for k in range(0, len(outs), 2)
+        ]
+    b.ret(shuffle(outs[0], list(range(lanes))))
     return fn
+
+
+def vector_adapters(features: str, defined: set[str]) -> str:
+    """IR defining, for every scalar wrapper among the module's functions ``defined``, its
+    adapters of other lane counts than the widest variant's (named in its
+    ``vector-function-abi-variant``), for LLVM's loop and SLP vectorizers
+    (codegen.optimize_here; the quick tier runs neither). ``llvm.compiler.used`` keeps
+    them until the vectorizers have run. "" when there is none to define."""
+    isa = widest_isa(features)
+    if isa is None:
+        return ""
+    module = ir.Module("spirvjit.libm")
+    names = []
+    for name in sorted(defined):
+        c_name = name.removeprefix(WRAPPER_PREFIX)
+        if not name.startswith(WRAPPER_PREFIX) or c_name not in _SCALAR:
+            continue
+        lane = _SCALAR[c_name][1]
+        for width in _widths(lane, isa):
+            adapter = _adapter_name(c_name, width)
+            if width != _count(lane, isa) and adapter not in defined:
+                _chunked(module, c_name, width, isa)
+                names.append(adapter)
+    if not names:
+        return ""
+    lines = [str(value) for value in module.global_values]
+    used = ", ".join(f'ptr @"{name}"' for name in names)
+    lines.append(
+        f"@llvm.compiler.used = appending global [{len(names)} x ptr] [{used}], "
+        'section "llvm.metadata"'
+    )
+    return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def wrappers_exposed(module: llvm.ModuleRef) -> Iterator[None]:
+    """The scalar wrappers of ``module`` are ``linkonce_odr`` inside the block (LLVM's O3
+    pipeline), internal again after it. An internal function's arguments are O3's to
+    change: an argument that is the same constant at every call (``pow(x, 1.7f)``) would
+    be dropped, and the wrapper would then no longer fit its vector variants (measured:
+    that ``pow`` ran 6x slower, not vectorized). The object keeps only the kernel's
+    runner global (objcheck.py)."""
+    names = [
+        fn.name
+        for fn in module.functions
+        if fn.name.startswith(WRAPPER_PREFIX)
+        and fn.name.removeprefix(WRAPPER_PREFIX) in _SCALAR
+        and fn.linkage == llvm.Linkage.internal
+    ]
+    for name in names:
+        module.get_function(name).linkage = llvm.Linkage.linkonce_odr
+    try:
+        yield
+    finally:
+        for name in names:
+            try:
+                fn = module.get_function(name)
+            except NameError:  # inlined or unused: gone
+                continue
+            fn.linkage = llvm.Linkage.internal
