@@ -1,33 +1,39 @@
 """One implementation per libm function and target: every call of a libm function that
-has a libmvec variant goes through one variant, the target's widest.
+has a libmvec variant computes through one variant, the target's widest.
 
-Without this a work-item's result depended on where it was computed. The translator
-calls the C library (``logf``, ``pow``, ...) and names libmvec's variants in the
-declarations (translate/mathlib.py); whole-function vectorization calls the W-lane
-variant (``_ZGVdN8v_logf`` on AVX2) and LLVM's loop and SLP vectorizers pick any
-declared width (``_ZGVbN4v_logf`` or ``_ZGVdN8v_logf``), while the scalar remainder of a
-work-group whose size is no multiple of the vector width, a group too small for the
-vectorized loop, a kernel no vectorizer takes and the quick tier (tiered.py) call libm's
-scalar function. The three round differently (measured on glibc 2.39, AVX2, over 2^20
-random float bit patterns: ``logf`` and ``_ZGVdN8v_logf`` differ in 2% of them, the SSE
-and AVX2 variants of ``logf`` in 11%; ``erff`` scalar and AVX2 in 31%), so an element's
-bits depended on the work-group size, its place in the group and the tier.
+Without this an element's bits depended on where it was computed. The translator calls
+the C library (``logf``, ``pow``, ...) and names libmvec's variants in the declarations
+(translate/mathlib.py); whole-function vectorization calls the W-lane variant
+(``_ZGVdN8v_logf`` on AVX2), LLVM's loop and SLP vectorizers any declared width
+(``_ZGVdN8v_logf`` in a loop's body, ``_ZGVbN4v_logf`` in its vectorized remainder or
+for a float4), while the scalar remainder of a work-group whose size is no multiple of
+the vector width, a group too small for the vectorized loop, a kernel no vectorizer takes
+and the quick tier (tiered.py) called libm's scalar function. These round differently
+(glibc 2.36, AVX2, random float bit patterns: ``logf`` and ``_ZGVdN8v_logf`` differ in 2%
+of them, the SSE and AVX2 variants of ``logf`` in 11%, ``erff`` and its AVX2 variant in
+31%), so an element's bits depended on the work-group size, its place in the group and
+the tier; a quick tier could not give the optimized tier's bits.
 
-:func:`one_variant` makes every such call compute through the target's widest variant
-``V`` (AVX-512 ``e``, AVX2 ``d``, else SSE ``b``; the lanes of libmvec's variants are
-independent of each other, tested in tests/kernels/test_mathcalls.py):
+:func:`one_variant` (at translation, both tiers) makes every such call compute each lane
+with the target's widest variant ``V`` (AVX-512 ``e``, AVX2 ``d``, else SSE ``b``). A
+lane's result depends on its own arguments only (tests/kernels/test_tiered_math.py
+compares lanes among arbitrary neighbours with the argument alone in every lane):
 
 - a scalar call calls ``spirvjit.libm.<name>``: the argument in every lane of ``V``,
-  lane 0 of the result. ``noinline``, so that LLVM's vectorizers still see a scalar call,
-  whose one declared variant (``vector-function-abi-variant``) is ``V`` itself: a
-  vectorized loop calls ``V``, its remainder the wrapper, with the same bits;
-- a call of another variant (other ISA or lane count) calls ``V`` on its lanes in
-  chunks (none is made today: the vectorizer's W is ``V``'s lane count).
+  lane 0 of the result. ``noinline``, so that LLVM's vectorizers still see a scalar call;
+  its ``vector-function-abi-variant`` names ``V`` for ``V``'s lane count and, for the
+  others (2 up to twice ``V``'s), adapters (``spirvjit.libm.N4.logf``: the lanes repeated
+  to fill ``V``, or ``V`` a chunk at a time) that :func:`vector_adapters` defines for the
+  optimized pipeline only (codegen.optimize_here);
+- a call of another variant (none is made today: whole-function vectorization's W is
+  ``V``'s lane count) calls such an adapter.
 
-A renamed call is also no longer a library function LLVM knows: O3 no longer folds one
-with constant arguments with the compiler's own math, nor rewrites ``pow(x, 2)`` or
-``sin(-x)``, which the quick tier's few passes never did. Cost: a scalar call is
-about one vector call (the remainder of a work-group; measured in docs/design.md).
+A wrapped call is no longer a library function LLVM knows: O3 no longer folds one with
+constant arguments with the compiler's own math nor rewrites ``pow(x, 2)``, which the
+quick tier's few passes never did either. Cost (benchmarks/mathcalls_ab.py, one thread):
+vectorized loops as before (a float4's ``log`` in 4-lane chunks of the 8-lane variant
+too); a work-item on the scalar path pays one 8-lane call for one result: ``logf`` 1.1x,
+``powf`` 1.75x, ``sinf`` 0.8x, double ``sin`` 0.65x the scalar function's time.
 """
 
 from __future__ import annotations
