@@ -22,7 +22,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload, gcpause, tiered, vecmath, vectorize
+from . import codegen, debugload, gcpause, mathcalls, tiered, vecmath, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -89,6 +89,10 @@ class CpuBackend(Backend):
         vecmath.inline_math(translation.module)
         if abi.debug_info:
             debugload.without_vex(translation.module)
+        # Every other libmvec function's calls compute through one variant: an element's
+        # bits do not depend on the path (or tier) that computed it. After without_vex:
+        # its scalar wrappers are compiled for the target (a float passes alike).
+        mathcalls.one_variant(translation.module, target.features)
         return translation
 
     def kernel_symbol(self, module, prefix: str, kernel: str) -> str:

@@ -28,7 +28,7 @@ from llvmlite import ir
 from ...errors import CompileError
 from ...target import Target
 from ...translate.mathlib import vector_declarations
-from . import objcheck, opt_worker
+from . import mathcalls, objcheck, opt_worker
 from .vectorizer_guard import suspect_wrap_predicate
 
 log = logging.getLogger("spirvjit")
@@ -122,13 +122,18 @@ def optimize_here(module: llvm.ModuleRef, target: Target, speed_level: int = 3) 
     First declares the libmvec variants of the libm functions the module calls that
     ``target``'s ISA supports, so the vectorizers can use them (see ``translate.mathlib``).
     """
-    declarations = vector_declarations(target.features, {fn.name for fn in module.functions})
-    if declarations:
-        vector_library = llvm.parse_assembly(
-            f'target triple = "{target.triple}"\n' + declarations, context=module._context
-        )
-        vector_library.data_layout = module.data_layout
-        module.link_in(vector_library)
+    names = {fn.name for fn in module.functions}
+    # And the other lane counts of mathcalls.py's one variant per libm function.
+    for declarations in (
+        vector_declarations(target.features, names),
+        mathcalls.vector_adapters(target.features, names),
+    ):
+        if declarations:
+            vector_library = llvm.parse_assembly(
+                f'target triple = "{target.triple}"\n' + declarations, context=module._context
+            )
+            vector_library.data_layout = module.data_layout
+            module.link_in(vector_library)
     # A copy to optimize again without the loop vectorizer if LLVM 22's wrap-predicate
     # bug may have struck (vectorizer_guard.py).
     original = module.clone()
@@ -170,7 +175,8 @@ def _run_pipeline(
     pto.loop_vectorization = loop_vectorization
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(target_machine(target), pto)
-    pb.getModulePassManager().run(module, pb)
+    with mathcalls.wrappers_exposed(module):
+        pb.getModulePassManager().run(module, pb)
 
 
 class _Worker:

@@ -50,11 +50,12 @@ FAST_MATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", 
 
 def worth_it(program, kernel: str) -> bool:
     """Whether ``kernel`` may run a quick tier: its results must be the optimized tier's
-    bit for bit, so not where the program calls libm functions that have vector variants
-    (the vectorized code calls libmvec, which rounds differently) nor where it has
-    fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0 code may round
-    differently). The program's whole quick translation is looked at: cheap, and the
-    kernel's callees are in it."""
+    bit for bit. Calls of libm functions with libmvec variants compute through one variant
+    in both tiers, vector lanes and scalar code alike (mathcalls.py); a program still
+    calling such a function's scalar libm code (which rounds differently) is not tiered,
+    nor one with fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0
+    code may round differently). The program's whole quick translation is looked at:
+    cheap, and the kernel's callees are in it."""
     translation = program.translation_for((QUICK_TIER,))
     module = translation.module
     called = {fn.name for fn in module.functions}
