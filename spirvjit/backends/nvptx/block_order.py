@@ -26,6 +26,7 @@ import re
 _FUNCTION = re.compile(r"^define [^\n]*\{\n(.*?)^\}$", re.M | re.S)
 _LABEL = re.compile(r"^([-\w$.]+):")
 _BRANCH = re.compile(r"^\s+br i1 %[-\w$.]+, label %([-\w$.]+), label %([-\w$.]+)$")
+_EDGE = re.compile(r"label %([-\w$.]+)")
 _NUMBERED = re.compile(r"^\s*%\d+ = |^\d+:", re.M)
 
 
@@ -52,23 +53,29 @@ def _terminator(block: list[str]) -> str:
 
 def _reorder(body: str) -> tuple[str, int]:
     blocks = _blocks(body)
+    # Which blocks branch to each block, by name (a phi names its predecessors, not its
+    # own block, so `label %T` finds exactly the edges into T); names do not move.
+    into: dict[str, set[str | None]] = {}
+    for block in blocks:
+        for line in block:
+            for target in _EDGE.findall(line):
+                into.setdefault(target, set()).add(_name(block))
+    where = {_name(b): k for k, b in enumerate(blocks)}
     moved = 0
-    i = 0
-    while i < len(blocks) - 1:
+    for i in range(len(blocks) - 1):
         branch = _BRANCH.match(_terminator(blocks[i]))
-        if branch is not None and branch[2] == _name(blocks[i + 1]):
-            taken = branch[1]
-            j = next((k for k, b in enumerate(blocks) if _name(b) == taken), -1)
-            # Every branch into the block comes from this one or one above it (a phi
-            # names its predecessors, not its own block: `label %T` finds the edges in),
-            # as clang's blocks are ordered.
-            edge = re.compile(rf"label %{re.escape(taken)}(?![-\w$.])")
-            last = max(k for k, b in enumerate(blocks) if any(edge.search(ln) for ln in b))
-            passed = "".join(ln for b in blocks[i + 1 : j + 1] for ln in b)
-            if j > i + 1 and last == i and not _NUMBERED.search(passed):
-                blocks.insert(i + 1, blocks.pop(j))
-                moved += 1
-        i += 1
+        if branch is None or branch[2] != _name(blocks[i + 1]):
+            continue
+        taken = branch[1]
+        j = where.get(taken, -1)
+        # Every branch into the block comes from this one or one above it, as clang's
+        # blocks are ordered (a loop header, with its back edge from below, stays).
+        above = all(where.get(source, len(blocks)) <= i for source in into.get(taken, ()))
+        passed = "".join(ln for b in blocks[i + 1 : j + 1] for ln in b)
+        if j > i + 1 and above and not _NUMBERED.search(passed):
+            blocks.insert(i + 1, blocks.pop(j))
+            where = {_name(b): k for k, b in enumerate(blocks)}
+            moved += 1
     if not moved:
         return body, 0
     # The last block's lines keep their own ending; every block ends in a newline.
