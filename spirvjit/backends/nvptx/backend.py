@@ -13,6 +13,7 @@ from ...toolchain import find_tool, require_tool, run_on_bytes
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import NvptxABI
+from .block_order import taken_blocks_after_branches
 from .narrow_ids import narrow_truncated_sums
 
 _LIBDEVICE_DIRS = ("/usr/local/cuda/nvvm/libdevice", "/usr/lib/nvidia-cuda-toolkit/libdevice")
@@ -35,8 +36,11 @@ class NvptxBackend(GpuBackend):
         return devicelib.first_library("libdevice", tuple(candidates))
 
     def after_o3(self, text: str) -> tuple[str, int]:
-        """Ids a kernel uses as ints computed in 32 bits (``narrow_ids.py``)."""
-        return narrow_truncated_sums(text)
+        """Ids a kernel uses as ints computed in 32 bits (``narrow_ids.py``); an ``if``'s
+        taken block after its branch, as clang orders them (``block_order.py``)."""
+        text, narrowed = narrow_truncated_sums(text)
+        text, moved = taken_blocks_after_branches(text)
+        return text, narrowed + moved
 
     def assembly(self, module, target: Target) -> str:
         return without_ptxas_unrolling(target_machine(target).emit_assembly(module))
