@@ -25,7 +25,7 @@ from ...arguments import ArgumentPacker
 from ...errors import LaunchError
 from ...ndrange import choose_local_size, group_counts, normalize_sizes
 from ...translate.signature import KernelSignature
-from . import crash
+from . import crash, yjam
 from .abi import LaunchRecord
 
 log = logging.getLogger("spirvjit")
@@ -474,7 +474,10 @@ class CpuKernel:
         )
         required = self.signature.required_local_size
         if ls is None:
-            ls = required or choose_local_size(gs, dims)
+            # Blocks of y rows (yjam.py) for kernels without barriers (whose work-item
+            # frames grow with the group).
+            rows = yjam.ROWS if not self.signature.barrier_states else 1
+            ls = required or choose_local_size(gs, dims, rows)
         elif required and ls != tuple(required):
             raise LaunchError(
                 f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
