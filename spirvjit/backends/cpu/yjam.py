@@ -363,16 +363,21 @@ def rows_body(
     width = wfv.width_for(features)
     clones = []
     try:
-        narrow = wfv.vectorize(source, width, features, main_range, module.data_layout)
-        if narrow.wfv_interleave > 1:
-            lanes = width * narrow.wfv_interleave
+        # One clone, for JIT time: K*W lanes where the vectorizer interleaves (16 on
+        # AVX2 for gemm: 4 rows x 2 vectors of accumulators), else W. The items of a
+        # block of rows it leaves run row by row as before.
+        clone = wfv.vectorize(source, width, features, main_range, module.data_layout)
+        lanes = width * clone.wfv_interleave
+        if lanes > width:
+            module.globals.pop(clone.name, None)
             try:
-                wide = wfv.vectorize(source, lanes, features, main_range, module.data_layout)
+                clone = wfv.vectorize(source, lanes, features, main_range, module.data_layout)
             except wfv.Declined:
-                pass
-            else:
-                clones.append((wide, lanes))
-        clones.append((narrow, width))
+                clone, lanes = (
+                    wfv.vectorize(source, width, features, main_range, module.data_layout),
+                    width,
+                )
+        clones.append((clone, lanes))
     except wfv.Declined as exc:
         kernel.rows_note = f"no y-row blocking: the {ROWS}-row clone: {exc}"
         log.debug("%s: %s", kernel.name, kernel.rows_note)
