@@ -286,3 +286,16 @@ def test_declined_kernels_still_right(monkeypatch):
     np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
     _, _, c = _both(monkeypatch, "trmm_rows", args, global_size=(n, n), local_size=(12, 6))
     np.testing.assert_allclose(c, np.tril(a.astype(np.float64)) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_dis_names_the_outcome(monkeypatch, tmp_path, capsys):
+    from spirvjit.cli import main
+
+    monkeypatch.setenv("SPIRVJIT_WFV", "loops")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    path = tmp_path / "k.spv"
+    path.write_bytes(_build(monkeypatch, True).spirv)
+    assert main(["dis", str(path), "--target", "host"]) == 0
+    out = capsys.readouterr().out
+    assert f"; {yjam.ROWS} y rows at a time (" in out
+    assert "; no y-row blocking: a branch on a value that depends on the y id" in out
