@@ -299,3 +299,32 @@ def test_dis_names_the_outcome(monkeypatch, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"; {yjam.ROWS} y rows at a time (" in out
     assert "; no y-row blocking: a branch on a value that depends on the y id" in out
+
+
+SHAPES = r"""
+kernel void looped(global int *o, global const int *in, int n)
+{
+    int s = 0;
+    for (int k = 0; k < n; k++)
+        s += in[k];
+    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] = s + 1000 * get_local_size(1);
+}
+kernel void flat(global int *o)
+{
+    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] = get_local_size(1);
+}
+"""
+
+
+def test_rows_only_for_kernels_with_loops(monkeypatch):
+    """The launcher's own local size gives y R rows where the kernel has a loop (read
+    from the SPIR-V: yjam.rows_hint), and keeps (256, 1) for a loop-free kernel."""
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    program = spirvjit.compile_opencl(SHAPES)
+    assert yjam.rows_hint(program.module, "looped") == yjam.ROWS
+    assert yjam.rows_hint(program.module, "flat") == 1
+    out = np.zeros((8, 1024), np.int32)
+    program.kernel("looped")(out, np.arange(5, dtype=np.int32), np.int32(5), global_size=(1024, 8))
+    assert (out == 10 + 1000 * yjam.ROWS).all()
+    program.kernel("flat")(out, global_size=(1024, 8))
+    assert (out == 1).all()

@@ -25,7 +25,7 @@ from ...arguments import ArgumentPacker
 from ...errors import LaunchError
 from ...ndrange import choose_local_size, group_counts, normalize_sizes
 from ...translate.signature import KernelSignature
-from . import crash, yjam
+from . import crash
 from .abi import LaunchRecord
 
 log = logging.getLogger("spirvjit")
@@ -392,6 +392,10 @@ def thread_pool() -> ThreadPool | NativePool:
 class CpuKernel:
     """A kernel's native runner loaded in this process (the backend's LoadedKernel)."""
 
+    # The y rows the launcher's own local size gives a group (yjam.rows_hint; the
+    # backend sets it where the kernel has a loop).
+    rows = 1
+
     def __init__(self, code, signature: KernelSignature, origin: str, times):
         self._code = code  # keeps the JIT library alive
         self._runner = RUNNER(code.address)
@@ -474,9 +478,9 @@ class CpuKernel:
         )
         required = self.signature.required_local_size
         if ls is None:
-            # Blocks of y rows (yjam.py) for kernels without barriers (whose work-item
-            # frames grow with the group).
-            rows = yjam.ROWS if not self.signature.barrier_states else 1
+            # Blocks of y rows (yjam.py) for kernels with loops and without barriers
+            # (whose work-item frames grow with the group).
+            rows = self.rows if not self.signature.barrier_states else 1
             ls = required or choose_local_size(gs, dims, rows)
         elif required and ls != tuple(required):
             raise LaunchError(

@@ -388,3 +388,36 @@ def rows_body(
     kernel.rows_note = f"{ROWS} y rows at a time ({lanes} x work-items per instruction)"
     log.debug("%s: %s", kernel.name, kernel.rows_note)
     return Rows(ROWS, clones, y_guards)
+
+
+_BRANCHES = ("OpBranch", "OpBranchConditional", "OpSwitch")
+
+
+def rows_hint(module, kernel: str) -> int:
+    """The y rows the launcher's own local size should give kernel ``kernel`` of the
+    SPIR-V ``module`` (spirv/module.py): ROWS where the kernel or a function it calls
+    has a loop (a branch back to its own block or an earlier one: SPIR-V orders blocks
+    so that dominators come first), else 1. Blocks of rows only pay where a loop loads
+    something the rows share; a loop-free 2-D kernel (a stencil) ran slower in groups
+    of 256 x 4 than 256 x 1. Read from the SPIR-V, so a cached object needs no
+    translation; a loop the clone then declines only keeps groups of 4 rows."""
+    by_id = {fn.id: fn for fn in module.functions}
+    entry = next((e for e in module.entry_points if e.name == kernel), None)
+    if entry is None:
+        return 1
+    seen, todo = set(), [entry.function_id]
+    while todo:
+        fn = by_id.get(todo.pop())
+        if fn is None or fn.id in seen:
+            continue
+        seen.add(fn.id)
+        position = {block.label_id: i for i, block in enumerate(fn.blocks)}
+        for i, block in enumerate(fn.blocks):
+            for inst in block.instructions:
+                if inst.opname == "OpFunctionCall":
+                    todo.append(inst.operands[0])
+                elif inst.opname in _BRANCHES:
+                    targets = inst.operands[:1] if inst.opname == "OpBranch" else inst.operands
+                    if any(position.get(t, len(fn.blocks)) <= i for t in targets):
+                        return ROWS
+    return 1
