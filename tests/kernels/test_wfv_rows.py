@@ -249,7 +249,7 @@ def test_integer_gemm_bit_exact(monkeypatch, local):
         return [a, b, np.zeros((ni, nj), np.uint32), *map(np.int32, (ni, nj, nk))]
 
     _, _, c = _both(monkeypatch, "igemm", args, global_size=glob, local_size=local)
-    ly = 4 if local is None else local[1]  # the launcher's choice: y gets R rows
+    ly = 16 if local is None else local[1]  # the launcher's choice: y gets 16 rows
     want = (a.astype(np.uint64) @ b.astype(np.uint64)).astype(np.uint32)  # modulo 2^64
     want ^= (np.arange(ni) % ly)[:, None].astype(np.uint32)
     np.testing.assert_array_equal(c, want)
@@ -321,10 +321,10 @@ def test_rows_only_for_kernels_with_loops(monkeypatch):
     from the SPIR-V: yjam.rows_hint), and keeps (256, 1) for a loop-free kernel."""
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     program = spirvjit.compile_opencl(SHAPES)
-    assert yjam.rows_hint(program.module, "looped") == yjam.ROWS
+    assert yjam.rows_hint(program.module, "looped") == yjam.GROUP_ROWS
     assert yjam.rows_hint(program.module, "flat") == 1
     out = np.zeros((8, 1024), np.int32)
     program.kernel("looped")(out, np.arange(5, dtype=np.int32), np.int32(5), global_size=(1024, 8))
-    assert (out == 10 + 1000 * yjam.ROWS).all()
+    assert (out == 10 + 1000 * min(8, yjam.GROUP_ROWS)).all()
     program.kernel("flat")(out, global_size=(1024, 8))
     assert (out == 1).all()

@@ -749,13 +749,15 @@ def _emit_rows(
     x: list,
     rows_x: list,
 ) -> None:
-    """The z and y loops of a kernel with an R-row clone (yjam.py): a block of R y rows
-    that lies in the y guards' range runs the clone's vector chunks once
-    (``_rows_function``), then each of its rows the items left (``row`` with the items
-    done to skip); any other y row runs ``row`` alone. ``x``: ``row``'s arguments after
-    the context, less the last (the items to skip); ``rows_x``: the first x global id,
-    and the x local ids where the vector chunks run (lo, count): the guard split's main
-    range, or the whole row (the flag is set in the first case only)."""
+    """The z and y loops of a kernel with an R-row clone (yjam.py): the blocks of R y rows
+    from the first row in the y guards' range on, as many as lie in that range, run the
+    clone's vector chunks (``_rows_function``: chunk by chunk, each for every block, so
+    the data the rows share stays in cache), then each of their rows the items left
+    (``row`` with the items done to skip); any other y row runs ``row`` alone. ``x``:
+    ``row``'s arguments after the context, less the last (the items to skip);
+    ``rows_x``: the first x global id, and the x local ids where the vector chunks run
+    (lo, count): the guard split's main range, or the whole row (the flag is set in the
+    first case only)."""
     lo, hi = (_I64_ZERO, local_sizes[1])
     if jammed.y_guards:
         lo, hi = guard_split.main_range(
@@ -783,12 +785,13 @@ def _emit_rows(
         b.store(b.add(starts[1], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + 1))
 
     set_y(y)
-    end = b.add(y, r)
-    inside = b.and_(b.icmp_unsigned(">=", y, lo), b.icmp_unsigned("<=", end, hi))
+    blocks = b.select(b.icmp_unsigned("<", lo, hi), b.udiv(b.sub(hi, lo), r), _I64_ZERO)
+    span = b.mul(blocks, r)
+    inside = b.and_(b.icmp_unsigned("==", y, lo), b.icmp_unsigned("!=", blocks, _I64_ZERO))
     b.cbranch(inside, block_of_rows, one)
     b.position_at_end(block_of_rows)
-    skip = b.call(jam_row, [*kernel_args, ctx, *rows_x])
-    rows_loop = _Loop(b, r, "ly.r")
+    skip = b.call(jam_row, [*kernel_args, ctx, *rows_x, y, blocks, starts[1]])
+    rows_loop = _Loop(b, span, "ly.r")
     set_y(b.add(y, rows_loop.index))
     b.call(row, [*kernel_args, ctx, *x, skip])
     rows_loop.close(_scalar_loop_metadata(b.module))
@@ -798,7 +801,7 @@ def _emit_rows(
     b.branch(nxt)
     b.position_at_end(nxt)
     step = b.phi(I64)
-    step.add_incoming(r, rows_loop.exit)
+    step.add_incoming(span, rows_loop.exit)
     step.add_incoming(ir.Constant(I64, 1), one)
     y.add_incoming(b.add(y, step), nxt)
     b.branch(head)
@@ -809,12 +812,15 @@ def _emit_rows(
 def _rows_function(
     wg: ir.Function, kernel_args: list, jammed: yjam.Rows, split: bool
 ) -> ir.Function:
-    """``rows(kernel arguments..., context, start_x, lo, count) -> i64``: the R-row
-    clone's full vector chunks (K*W lanes, then W) of the x local ids [lo, lo + count),
-    for the y rows from the context's y ids on; returns how many items it ran (from lo).
+    """``rows(kernel arguments..., context, start_x, lo, count, y, blocks, start_y) ->
+    i64``: the R-row clone's full vector chunks of the x local ids [lo, lo + count), for
+    ``blocks`` blocks of R y rows from local y id ``y`` on (``start_y``: the group's first
+    y global id); returns how many items of each row it ran (from lo). Chunk by chunk,
+    each for every block: a k loop's column block of B (64 KB for 16 lanes and k up to
+    1024) is then read from L2 by the blocks after the first.
     ``split``: the guard split's main range, where the flag is set. Not inlined, for JIT
     time (see _row_function)."""
-    params = [arg.type for arg in kernel_args] + [PTR, I64, I64, I64]
+    params = [arg.type for arg in kernel_args] + [PTR] + [I64] * 6
     fn = ir.Function(wg.module, ir.FunctionType(I64, params), f"{wg.name}.rows")
     fn.linkage = "internal"
     fn.attributes.add("noinline")
@@ -825,7 +831,7 @@ def _rows_function(
     n = len(kernel_args)
     b.call(memcpy, [ctx, fn.args[n], ir.Constant(I64, _CONTEXT_BYTES), ir.Constant(I1, 0)])
     args = list(fn.args[:n])
-    start_x, lo, count = fn.args[n + 1 :]
+    start_x, lo, count, first_y, blocks, start_y = fn.args[n + 1 :]
     if split:
         b.store(ir.Constant(I64, 1), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
     done = _I64_ZERO
@@ -836,8 +842,13 @@ def _rows_function(
         lx = b.add(b.add(lo, done), b.mul(loop.index, size))
         b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
         b.store(b.add(start_x, lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        block = _Loop(b, blocks, "rows.y")
+        ly = b.add(first_y, b.mul(block.index, ir.Constant(I64, jammed.rows)))
+        b.store(ly, _context_slot(b, ctx, _QUERY_BASE["local_id"] + 1))
+        b.store(b.add(start_y, ly), _context_slot(b, ctx, _QUERY_BASE["global_id"] + 1))
         b.call(clone, [*args, ctx])
-        loop.close(_scalar_loop_metadata(b.module, unroll=True))
+        block.close(_scalar_loop_metadata(b.module))
+        loop.close(_scalar_loop_metadata(b.module))
         done = b.add(done, b.mul(chunks, size))
     b.ret(done)
     return fn
