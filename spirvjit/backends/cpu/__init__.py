@@ -22,7 +22,7 @@ from ...translate.kernel_ir import kernel_ir, parse_ir
 from ...translate.module import translate
 from ..base import Backend
 from . import abi as cpu_abi
-from . import codegen, debugload, gcpause, tiered, vecmath, vectorize, yjam
+from . import codegen, debugload, gcpause, tiered, vecmath, vectorize
 from .launcher import LOCAL_MEMORY_BYTES, MAX_WORK_GROUP_SIZE, CpuKernel
 from .objcheck import NativeCodeRefused
 
@@ -190,7 +190,9 @@ class CpuBackend(Backend):
 
             return CheckedCpuKernel(code, program.signatures[kernel], origin, times, program)
         loaded = CpuKernel(code, program.signatures[kernel], origin, times)
-        loaded.rows = yjam.rows_hint(program.module, kernel)  # see CpuKernel.rows
+        from .yjam import rows_hint  # here: keeps this module's imports as they were
+
+        loaded.rows = rows_hint(program.module, kernel)  # see CpuKernel.rows
         return loaded
 
     def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
