@@ -96,12 +96,16 @@ def group_counts(global_size: tuple[int, ...], local_size: tuple[int, ...]) -> l
     return [-(-size // group) for size, group in zip(global_size, local_size, strict=True)]
 
 
-def choose_local_size(global_size: tuple[int, int, int], dims: int) -> tuple[int, int, int]:
+def choose_local_size(
+    global_size: tuple[int, int, int], dims: int, rows: int = 1
+) -> tuple[int, int, int]:
     """A work-group shape for CPU launches that give none.
 
     Prefers divisors of the global size (OpenCL 1.2 kernels may assume uniform
     groups); falls back to a non-uniform last group when the only divisors are
-    too small to amortize the per-group cost.
+    too small to amortize the per-group cost. ``rows``: in 2-D and 3-D, y gets up to
+    that many rows even where x takes the whole budget of 256 items (the CPU back end
+    runs blocks of y rows together: backends/cpu/yjam.py).
     """
     budget = 256
     shape = []
@@ -116,6 +120,8 @@ def choose_local_size(global_size: tuple[int, int, int], dims: int) -> tuple[int
         chosen = best if best * 8 >= want else want
         shape.append(chosen)
         budget //= chosen
+        if d == 0 and dims >= 2:
+            budget = max(budget, rows)
     return tuple(shape)
 
 

@@ -240,8 +240,11 @@ def _dis_compiled(args: argparse.Namespace, spirv: bytes) -> str:
     parts = []
     for kernel in program.kernel_names:
         # The CPU back end's whole-function vectorization outcome (backends/cpu/abi.py).
-        note = getattr(program.translation().kernel_functions.get(kernel), "wfv_note", None)
+        function = program.translation().kernel_functions.get(kernel)
+        note = getattr(function, "wfv_note", None)
         note = f"; {note}\n" if note else ""
+        rows = getattr(function, "rows_note", None)  # blocks of y rows (backends/cpu/yjam.py)
+        note += f"; {rows}\n" if rows else ""
         parts.append(f"; kernel {kernel}, {target.name}\n{note}{program.assembly(kernel)}")
     return "\n".join(parts)
 

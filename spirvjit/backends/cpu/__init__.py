@@ -193,7 +193,11 @@ class CpuBackend(Backend):
             from .checked import CheckedCpuKernel
 
             return CheckedCpuKernel(code, program.signatures[kernel], origin, times, program)
-        return CpuKernel(code, program.signatures[kernel], origin, times)
+        loaded = CpuKernel(code, program.signatures[kernel], origin, times)
+        from .yjam import rows_hint  # here: keeps this module's imports as they were
+
+        loaded.rows = rows_hint(program.module, kernel)  # see CpuKernel.rows
+        return loaded
 
     def load_checked(self, program, kernel: str, device: Device) -> CpuKernel:
         return self.load(program, kernel, device, check=True)

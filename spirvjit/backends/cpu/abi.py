@@ -30,6 +30,7 @@ from ... import config
 from ...translate.signature import KernelSignature
 from . import guards as guard_split
 from . import vectorize as wfv
+from . import yjam
 
 log = logging.getLogger("spirvjit")
 
@@ -533,20 +534,31 @@ def _emit_workgroup_function(
     )
 
     rows = features is not None and not checked  # see _row_function
+    jammed = yjam.rows_body(module, kernel, features, False, _global_id_slot) if rows else None
 
     def emit(body: ir.Function | None) -> None:
         if body is not None:
 
-            def x_range(rb, rctx, rargs, start_x, count) -> None:
+            def x_range(rb, rctx, rargs, start_x, count, skip=_I64_ZERO) -> None:
+                # skip: items of the row a block of rows ran already (yjam.py)
                 _emit_x_range(
-                    rb, rctx, kernel, rargs, start_x, _I64_ZERO, count, None, body, width, rows
-                )
+                    rb, rctx, kernel, rargs, start_x, skip, rb.sub(count, skip), None, body,
+                    width, rows,
+                )  # fmt: skip
 
-            outer = _outer_loops(b, ctx, local_sizes, starts)
             if rows:
-                row = _row_function(fn, kernel_args, 2, x_range)
-                b.call(row, [*kernel_args, ctx, starts[0], local_sizes[0]])
+                row = _row_function(fn, kernel_args, 3, x_range)
+                x = [starts[0], local_sizes[0]]
+                if jammed is not None:
+                    rows_x = [starts[0], _I64_ZERO, local_sizes[0]]
+                    _emit_rows(
+                        b, ctx, kernel, kernel_args, local_sizes, starts, jammed, row, x, rows_x
+                    )
+                    return
+                outer = _outer_loops(b, ctx, local_sizes, starts)
+                b.call(row, [*kernel_args, ctx, *x, _I64_ZERO])
             else:
+                outer = _outer_loops(b, ctx, local_sizes, starts)
                 x_range(b, ctx, kernel_args, starts[0], local_sizes[0])
             for loop in reversed(outer):
                 loop.close()
@@ -631,9 +643,13 @@ def _emit_split_work_items(
     rest = b.add(lo, b.sub(local_sizes[0], hi))
 
     def x_ranges(body: ir.Function | None):
-        def emit_row(rb, ctx, kernel_args, start_x, lo, gap, rest) -> None:
+        def emit_row(rb, ctx, kernel_args, start_x, lo, gap, rest, skip=_I64_ZERO) -> None:
+            # skip: items of the main range a block of rows ran already (yjam.py)
             if body is not None:
-                _emit_x_range(rb, ctx, kernel, kernel_args, start_x, lo, gap, 1, body, width, rows)
+                _emit_x_range(
+                    rb, ctx, kernel, kernel_args, start_x, rb.add(lo, skip), rb.sub(gap, skip),
+                    1, body, width, rows,
+                )  # fmt: skip
             for main in (True, False):
                 if main and body is not None:
                     continue
@@ -665,12 +681,18 @@ def _emit_split_work_items(
         return emit_row
 
     rows = features is not None and not checked  # see _row_function
+    jammed = yjam.rows_body(module, kernel, features, True, _global_id_slot) if rows else None
 
     def emit(body: ir.Function | None) -> None:
+        if rows and body is not None and jammed is not None:
+            row = _row_function(b.function, kernel_args, 5, x_ranges(body))
+            x, rows_x = [starts[0], lo, gap, rest], [starts[0], lo, gap]
+            _emit_rows(b, ctx, kernel, kernel_args, local_sizes, starts, jammed, row, x, rows_x)
+            return
         outer = _outer_loops(b, ctx, local_sizes, starts)
         if rows:
-            row = _row_function(b.function, kernel_args, 4, x_ranges(body))
-            b.call(row, [*kernel_args, ctx, starts[0], lo, gap, rest])
+            row = _row_function(b.function, kernel_args, 5, x_ranges(body))
+            b.call(row, [*kernel_args, ctx, starts[0], lo, gap, rest, _I64_ZERO])
         else:
             x_ranges(body)(b, ctx, kernel_args, starts[0], lo, gap, rest)
         for loop in reversed(outer):
@@ -713,6 +735,123 @@ def _row_function(wg: ir.Function, kernel_args: list, extra: int, emit_row) -> i
 
 
 _I64_ZERO = ir.Constant(I64, 0)
+
+
+def _emit_rows(
+    b: ir.IRBuilder,
+    ctx: ir.Value,
+    kernel: ir.Function,
+    kernel_args: list,
+    local_sizes: list,
+    starts: list,
+    jammed: yjam.Rows,
+    row: ir.Function,
+    x: list,
+    rows_x: list,
+) -> None:
+    """The z and y loops of a kernel with an R-row clone (yjam.py): the blocks of R y rows
+    from the first row in the y guards' range on, as many as lie in that range, run the
+    clone's vector chunks (``_rows_function``: chunk by chunk, each for every block, so
+    the data the rows share stays in cache), then each of their rows the items left
+    (``row`` with the items done to skip); any other y row runs ``row`` alone. ``x``:
+    ``row``'s arguments after the context, less the last (the items to skip);
+    ``rows_x``: the first x global id, and the x local ids where the vector chunks run
+    (lo, count): the guard split's main range, or the whole row (the flag is set in the
+    first case only)."""
+    lo, hi = (_I64_ZERO, local_sizes[1])
+    if jammed.y_guards:
+        lo, hi = guard_split.main_range(
+            b, jammed.y_guards, kernel, kernel_args, starts[1], local_sizes[1]
+        )
+    r = ir.Constant(I64, jammed.rows)
+    jam_row = _rows_function(b.function, kernel_args, jammed, len(x) == 4)
+    z = _Loop(b, local_sizes[2], "l2")
+    b.store(z.index, _context_slot(b, ctx, _QUERY_BASE["local_id"] + 2))
+    b.store(b.add(starts[2], z.index), _context_slot(b, ctx, _QUERY_BASE["global_id"] + 2))
+    fn = b.function
+    pre = b.block
+    head, body = fn.append_basic_block("ly.head"), fn.append_basic_block("ly.body")
+    block_of_rows, one, nxt = (fn.append_basic_block(f"ly.{n}") for n in ("rows", "one", "next"))
+    done = fn.append_basic_block("ly.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    y = b.phi(I64, name="ly")
+    y.add_incoming(_I64_ZERO, pre)
+    b.cbranch(b.icmp_unsigned("<", y, local_sizes[1]), body, done)
+    b.position_at_end(body)
+
+    def set_y(value: ir.Value) -> None:
+        b.store(value, _context_slot(b, ctx, _QUERY_BASE["local_id"] + 1))
+        b.store(b.add(starts[1], value), _context_slot(b, ctx, _QUERY_BASE["global_id"] + 1))
+
+    set_y(y)
+    blocks = b.select(b.icmp_unsigned("<", lo, hi), b.udiv(b.sub(hi, lo), r), _I64_ZERO)
+    span = b.mul(blocks, r)
+    inside = b.and_(b.icmp_unsigned("==", y, lo), b.icmp_unsigned("!=", blocks, _I64_ZERO))
+    b.cbranch(inside, block_of_rows, one)
+    b.position_at_end(block_of_rows)
+    skip = b.call(jam_row, [*kernel_args, ctx, *rows_x, y, blocks, starts[1]])
+    rows_loop = _Loop(b, span, "ly.r")
+    set_y(b.add(y, rows_loop.index))
+    b.call(row, [*kernel_args, ctx, *x, skip])
+    rows_loop.close(_scalar_loop_metadata(b.module))
+    b.branch(nxt)
+    b.position_at_end(one)
+    b.call(row, [*kernel_args, ctx, *x, _I64_ZERO])
+    b.branch(nxt)
+    b.position_at_end(nxt)
+    step = b.phi(I64)
+    step.add_incoming(span, rows_loop.exit)
+    step.add_incoming(ir.Constant(I64, 1), one)
+    y.add_incoming(b.add(y, step), nxt)
+    b.branch(head)
+    b.position_at_end(done)
+    z.close()
+
+
+def _rows_function(
+    wg: ir.Function, kernel_args: list, jammed: yjam.Rows, split: bool
+) -> ir.Function:
+    """``rows(kernel arguments..., context, start_x, lo, count, y, blocks, start_y) ->
+    i64``: the R-row clone's full vector chunks of the x local ids [lo, lo + count), for
+    ``blocks`` blocks of R y rows from local y id ``y`` on (``start_y``: the group's first
+    y global id); returns how many items of each row it ran (from lo). Chunk by chunk,
+    each for every block: a k loop's column block of B (64 KB for 16 lanes and k up to
+    1024) is then read from L2 by the blocks after the first.
+    ``split``: the guard split's main range, where the flag is set. Not inlined, for JIT
+    time (see _row_function)."""
+    params = [arg.type for arg in kernel_args] + [PTR] + [I64] * 6
+    fn = ir.Function(wg.module, ir.FunctionType(I64, params), f"{wg.name}.rows")
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = b.alloca(_CONTEXT, name="ctx")
+    ctx.type = PTR
+    memcpy = module_function(wg.module, "llvm.memcpy.p0.p0.i64", ir.VoidType(), [PTR, PTR, I64, I1])
+    n = len(kernel_args)
+    b.call(memcpy, [ctx, fn.args[n], ir.Constant(I64, _CONTEXT_BYTES), ir.Constant(I1, 0)])
+    args = list(fn.args[:n])
+    start_x, lo, count, first_y, blocks, start_y = fn.args[n + 1 :]
+    if split:
+        b.store(ir.Constant(I64, 1), _context_slot(b, ctx, _MAIN_RANGE_SLOT))
+    done = _I64_ZERO
+    for clone, lanes in jammed.clones:
+        size = ir.Constant(I64, lanes)
+        chunks = b.udiv(b.sub(count, done), size)
+        loop = _Loop(b, chunks, f"rows.x{lanes}")
+        lx = b.add(b.add(lo, done), b.mul(loop.index, size))
+        b.store(lx, _context_slot(b, ctx, _QUERY_BASE["local_id"]))
+        b.store(b.add(start_x, lx), _context_slot(b, ctx, _QUERY_BASE["global_id"]))
+        block = _Loop(b, blocks, "rows.y")
+        ly = b.add(first_y, b.mul(block.index, ir.Constant(I64, jammed.rows)))
+        b.store(ly, _context_slot(b, ctx, _QUERY_BASE["local_id"] + 1))
+        b.store(b.add(start_y, ly), _context_slot(b, ctx, _QUERY_BASE["global_id"] + 1))
+        b.call(clone, [*args, ctx])
+        block.close(_scalar_loop_metadata(b.module))
+        loop.close(_scalar_loop_metadata(b.module))
+        done = b.add(done, b.mul(chunks, size))
+    b.ret(done)
+    return fn
 
 
 def _outer_loops(b: ir.IRBuilder, ctx: ir.Value, local_sizes: list, starts: list) -> list:

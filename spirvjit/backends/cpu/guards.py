@@ -95,8 +95,9 @@ def _uniform(value: ir.Value, ctx: ir.Argument, depth: int = 0) -> bool:
     return False
 
 
-def find_guards(kernel: ir.Function, slot_of) -> list[Guard]:
-    """The comparisons of the x global id with group-uniform bounds in ``kernel``.
+def find_guards(kernel: ir.Function, slot_of, dim: int = 0) -> list[Guard]:
+    """The comparisons of the x global id (``dim`` 1: the y id, yjam.py) with
+    group-uniform bounds in ``kernel``.
 
     ``slot_of(pointer, ctx)`` names the context's global-id dimension a load reads.
     """
@@ -110,7 +111,7 @@ def find_guards(kernel: ir.Function, slot_of) -> list[Guard]:
                 continue
             for side in (0, 1):
                 idv, ok = _strip_casts(inst.operands[side])
-                if not ok or _global_id_dim(idv, ctx, slot_of) != 0:
+                if not ok or _global_id_dim(idv, ctx, slot_of) != dim:
                     continue
                 if inst.operands[side].type.width < 32:
                     continue

@@ -395,6 +395,10 @@ def thread_pool() -> ThreadPool | NativePool:
 class CpuKernel:
     """A kernel's native runner loaded in this process (the backend's LoadedKernel)."""
 
+    # The y rows the launcher's own local size gives a group (yjam.rows_hint; the
+    # backend sets it where the kernel has a loop).
+    rows = 1
+
     def __init__(self, code, signature: KernelSignature, origin: str, times):
         self._code = code  # keeps the JIT library alive
         self._runner = RUNNER(code.address)
@@ -479,7 +483,10 @@ class CpuKernel:
         )
         required = self.signature.required_local_size
         if ls is None:
-            ls = required or choose_local_size(gs, dims)
+            # Blocks of y rows (yjam.py) for kernels with loops and without barriers
+            # (whose work-item frames grow with the group).
+            rows = self.rows if not self.signature.barrier_states else 1
+            ls = required or choose_local_size(gs, dims, rows)
         elif required and ls != tuple(required):
             raise LaunchError(
                 f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
