@@ -244,6 +244,10 @@ def test_integer_gemm_bit_exact(monkeypatch, local):
     a = rng.integers(0, 2**32, (ni, nk), dtype=np.uint32)
     b = rng.integers(0, 2**32, (nk, nj), dtype=np.uint32)
     glob = (72, 16) if local != (8, 7) else (72, 14)
+    if local is None:  # groups enough for every pool thread: the launcher gives y 16 rows
+        from spirvjit.backends.cpu import launcher
+
+        glob = (72, yjam.GROUP_ROWS * launcher.GROUPS_PER_THREAD * launcher.thread_pool().threads)
 
     def args():
         return [a, b, np.zeros((ni, nj), np.uint32), *map(np.int32, (ni, nj, nk))]
@@ -323,8 +327,29 @@ def test_rows_only_for_kernels_with_loops(monkeypatch):
     program = spirvjit.compile_opencl(SHAPES)
     assert yjam.rows_hint(program.module, "looped") == yjam.GROUP_ROWS
     assert yjam.rows_hint(program.module, "flat") == 1
-    out = np.zeros((8, 1024), np.int32)
-    program.kernel("looped")(out, np.arange(5, dtype=np.int32), np.int32(5), global_size=(1024, 8))
-    assert (out == 10 + 1000 * min(8, yjam.GROUP_ROWS)).all()
-    program.kernel("flat")(out, global_size=(1024, 8))
+    out = np.zeros((256, 1024), np.int32)
+    program.kernel("looped")(
+        out, np.arange(5, dtype=np.int32), np.int32(5), global_size=(1024, 256)
+    )
+    assert (out == 10 + 1000 * yjam.GROUP_ROWS).all()
+    program.kernel("flat")(out, global_size=(1024, 256))
     assert (out == 1).all()
+
+
+def test_fewer_rows_where_the_groups_would_leave_threads_idle(monkeypatch):
+    """A small launch keeps GROUPS_PER_THREAD groups per pool thread: its blocks have
+    fewer rows (before: (256, 16) for every launch, one group for 256 x 16 items)."""
+    from spirvjit.backends.cpu import launcher
+
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    kernel = spirvjit.compile_opencl(SHAPES).kernel("looped")
+    threads = launcher.thread_pool().threads
+    for height in (16, 64, 256):
+        out = np.zeros((height, 256), np.int32)
+        kernel(out, np.arange(5, dtype=np.int32), np.int32(5), global_size=(256, height))
+        rows = int(out[0, 0] - 10) // 1000
+        assert (out == 10 + 1000 * rows).all()
+        groups = height // rows
+        # as many rows as the groups allow, down to one
+        assert rows == 1 or groups >= launcher.GROUPS_PER_THREAD * threads, (height, rows)
+        assert rows == yjam.GROUP_ROWS or groups < 2 * launcher.GROUPS_PER_THREAD * threads

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import math
 import os
 import queue
 import threading
@@ -38,6 +39,9 @@ ARENA_ALIGN = 64
 # Launches with fewer work-items than this run on the calling thread alone:
 # waking workers costs more than they would save.
 INLINE_WORK_ITEMS = 1 << 12
+# The launcher's own local size keeps at least this many groups per pool thread (the
+# groups are handed out in chunks; fewer leave threads idle at the end of a launch).
+GROUPS_PER_THREAD = 4
 
 
 class _Arena(threading.local):
@@ -476,23 +480,32 @@ class CpuKernel:
             if report is not None:
                 report.clear()
 
+    def _own_local_size(self, gs, dims: int, threads: int) -> tuple[int, int, int]:
+        """The launcher's local size for a launch that gives none: blocks of y rows
+        (yjam.py) for kernels with loops and without barriers (whose work-item frames
+        grow with the group), with fewer rows where the groups would be too few to keep
+        every thread busy (at least GROUPS_PER_THREAD each)."""
+        rows = self.rows if not self.signature.barrier_states else 1
+        ls = choose_local_size(gs, dims, rows)
+        while rows > 1 and math.prod(group_counts(gs, ls)) < GROUPS_PER_THREAD * threads:
+            rows //= 2
+            ls = choose_local_size(gs, dims, rows)
+        return ls
+
     def _plan(self, global_size, local_size, global_offset) -> LaunchPlan:
         name = self.signature.name
         gs, ls, offset, dims = normalize_sizes(
             name, global_size, local_size, global_offset, MAX_WORK_GROUP_SIZE
         )
         required = self.signature.required_local_size
+        pool_threads = _pool.threads if _pool is not None else config.num_threads()
         if ls is None:
-            # Blocks of y rows (yjam.py) for kernels with loops and without barriers
-            # (whose work-item frames grow with the group).
-            rows = self.rows if not self.signature.barrier_states else 1
-            ls = required or choose_local_size(gs, dims, rows)
+            ls = required or self._own_local_size(gs, dims, pool_threads)
         elif required and ls != tuple(required):
             raise LaunchError(
                 f"local_size {ls[:dims]} differs from the kernel's reqd_work_group_size {required}",
                 name,
             )
-        pool_threads = _pool.threads if _pool is not None else config.num_threads()
         threads = 1 if gs[0] * gs[1] * gs[2] < INLINE_WORK_ITEMS else pool_threads
         record, total = launch_record(gs, ls, offset, dims, threads)
         report = crash.PlanReport(name, self.signature, gs, ls, offset, dims)
