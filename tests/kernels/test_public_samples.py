@@ -133,7 +133,16 @@ class PoclRunner:
         ls = local_size
         if ls is not None and not isinstance(ls, tuple):
             ls = (ls,)
-        _pocl_kernel(self.program, kernel)(self.queue, gs, ls, *converted)
+        knl = _pocl_kernel(self.program, kernel)
+        if ls is None:
+            # OpenCL refuses a NULL local size for a kernel with reqd_work_group_size (a host
+            # program passes the size it asks for); spirvjit takes the required one itself.
+            required = knl.get_work_group_info(
+                cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, self.queue.device
+            )
+            if any(required):
+                ls = tuple(required[: len(gs)])
+        knl(self.queue, gs, ls, *converted)
         for array, buf in copies:
             cl.enqueue_copy(self.queue, array, buf)
         self.queue.finish()
@@ -703,6 +712,96 @@ def convolution(
     assert_same_bits(blurred, np.clip(np.round(acc), 0, 255).astype(np.uint8), "gaussian5x5")
 
 
+def black_scholes(run: Callable, width: int, height: int, local: tuple[int, int] | None) -> None:
+    rand = _rng(15).random((height, width, 4)).astype(F32)
+    call, put = np.zeros_like(rand), np.zeros_like(rand)
+    run("blackScholes", rand, np.int32(width), call, put, global_size=(width, height),
+        local_size=local)  # fmt: skip
+    r = rand.astype(np.float64)
+
+    def lim(lo, hi):
+        return lo * r + hi * (1 - r)
+
+    s, k, t = lim(10, 100), lim(10, 100), lim(1, 10)
+    rate, sigma = lim(0.01, 0.05), lim(0.01, 0.10)
+    sst = sigma * np.sqrt(t)
+    d1 = (np.log(s / k) + (rate + sigma * sigma / 2) * t) / sst
+    d2 = d1 - sst
+
+    def phi(x):
+        c = (0.319381530, -0.356563782, 1.781477937, -1.821255978, 1.330274429)
+        tt = 1 / (1 + 0.2316419 * np.abs(x))
+        poly = c[0] + tt * (c[1] + tt * (c[2] + tt * (c[3] + tt * c[4])))
+        y = 1 - 0.398942280 * np.exp(-x * x / 2) * tt * poly
+        return np.where(x < 0, 1 - y, y)
+
+    kexp = k * np.exp(-rate * t)
+    ref_call = s * phi(d1) - kexp * phi(d2)
+    ref_put = kexp * phi(-d2) - s * phi(-d1)
+    # log, exp <= 3 ulp, sqrt and / <= 3 / 2.5 ulp; d1 is an argument of size up to ~|log(10)|
+    # / 0.01 carried into phi's exp and polynomial: the error stays a few dozen float eps of
+    # S, the largest term (the differences cancel to near 0 for far-out options).
+    bound = 64 * EPS32 * (s + k) * (1 + np.abs(d1))
+    assert_within(call, ref_call, bound, "Black-Scholes calls")
+    assert_within(put, ref_put, bound, "Black-Scholes puts")
+
+
+def dwt_haar(run: Callable, length: int, block: int) -> None:
+    signal = _rng(16).normal(0, 1, length).astype(F32)
+    levels = int(np.log2(length))
+    m_levels = int(np.log2(2 * block))  # the levels one group decomposes
+    coefs = np.zeros(length, F32)
+    groups = length // (2 * block)
+    average = np.zeros(groups, F32)
+    run(
+        "dwtHaar1D", signal, coefs, average, spirvjit.LocalMemory(8 * block), np.uint32(levels),
+        np.uint32(length), np.uint32(0), np.uint32(m_levels),
+        global_size=groups * block, local_size=block,
+    )  # fmt: skip
+    # Reference in double: each group's `m_levels` Haar steps, coefficients placed as the
+    # kernel places them (level l's detail of group g at length / 2^(l+1) + g * active + i).
+    x = signal.astype(np.float64) / np.sqrt(length)
+    ref = np.zeros(length)
+    ref_avg = np.zeros(groups)
+    for g in range(groups):
+        v = x[g * 2 * block : (g + 1) * 2 * block]
+        mid = length // 2
+        for _ in range(min(levels, m_levels)):
+            even, odd = v[0::2], v[1::2]
+            active = even.size
+            ref[mid + g * active : mid + (g + 1) * active] = (even - odd) / np.sqrt(2)
+            v = (even + odd) / np.sqrt(2)
+            mid >>= 1
+        ref_avg[g] = v[0]
+    # rsqrt <= 2 ulp (twice), one rounding per sum and product per level: relative to the
+    # group's largest magnitude, a few float eps per level.
+    scale = np.abs(x).max() * np.sqrt(2 * block)
+    assert_within(coefs, ref, 8 * m_levels * EPS32 * scale, "Haar coefficients")
+    assert_within(average, ref_avg, 8 * m_levels * EPS32 * scale, "Haar averages")
+
+
+def histogram256(run: Callable, groups: int, group_size: int | None, required: int = 0) -> None:
+    size = group_size or required
+    data = _rng(17).integers(0, 256, groups * size * 256).astype(np.uint32)
+    bins = np.zeros(groups * 256, np.uint32)
+    run("histogram256", data, spirvjit.LocalMemory(size * 256), bins,
+        global_size=groups * size, local_size=group_size)  # fmt: skip
+    per_group = data.reshape(groups, -1)
+    ref = np.stack([np.bincount(row, minlength=256) for row in per_group]).astype(np.uint32)
+    assert_same_bits(bins, ref.ravel(), "histogram256")
+
+
+def reduction(run: Callable, groups: int, group_size: int | None, required: int = 0) -> None:
+    size = group_size or required
+    data = _rng(18).integers(0, 2**32, (groups * size * 2, 4), dtype=np.uint64)
+    data = data.astype(np.uint32)
+    out = np.zeros((groups, 4), np.uint32)
+    run("reduce", data, out, spirvjit.LocalMemory(16 * size), global_size=groups * size,
+        local_size=group_size)  # fmt: skip
+    ref = data.reshape(groups, -1, 4).astype(np.uint64).sum(1) % 2**32  # uint wraps
+    assert_same_bits(out, ref.astype(np.uint32), "uint4 reduction")
+
+
 # --- the cases ------------------------------------------------------------------------------
 
 
@@ -763,6 +862,18 @@ CASES = [
     _case("urng-8x8", "urng", urng, 32, 16, (8, 8)),
     _case("urng-odd", "urng", urng, 21, 9, (7, 3)),
     _case("convolution-16x4", "convolution", convolution, 32, 12, (16, 4), 64),
+    _case("blackscholes-8x4", "black_scholes", black_scholes, 16, 8, (8, 4)),
+    _case("blackscholes-odd", "black_scholes", black_scholes, 15, 7, (5, 7)),
+    _case("dwthaar-b64", "dwt_haar1d", dwt_haar, 1024, 64),
+    _case("dwthaar-b8", "dwt_haar1d", dwt_haar, 64, 8),
+    _case("histogram-b64", "histogram256", histogram256, 2, 64),
+    _case("histogram-b16", "histogram256", histogram256, 3, 16),
+    _case(
+        "histogram-reqd", "histogram256", histogram256, 2, None, 32, options=("-DGROUP_SIZE=32",)
+    ),  # fmt: skip
+    _case("reduction-b256", "reduction", reduction, 3, 256),
+    _case("reduction-b8", "reduction", reduction, 5, 8),
+    _case("reduction-reqd", "reduction", reduction, 4, None, 64, options=("-DGROUP_SIZE=64",)),
     _case("convolution-odd", "convolution", convolution, 19, 11, (5, 3), 19),
 ]
 
@@ -771,3 +882,21 @@ CASES = [
 @pytest.mark.parametrize("case", CASES)
 def test_public_sample(case: Case, way: str, monkeypatch) -> None:
     case.run(runner_for(way, case.sample, case.options, monkeypatch))
+
+
+@pytest.mark.parametrize(
+    "sample,kernel", [("reduction", "reduce"), ("histogram256", "histogram256")]
+)
+def test_required_work_group_size_is_enforced(sample: str, kernel: str, monkeypatch) -> None:
+    """A launch with another local size than reqd_work_group_size says so (the launches
+    above without a local size got the required one)."""
+    monkeypatch.delenv("SPIRVJIT_WFV", raising=False)
+    program = _program(sample, (*OPTIONS, "-DGROUP_SIZE=64"), "clang", "loops")
+    local = spirvjit.LocalMemory(64 * 256)
+    args = (
+        (np.zeros((512, 4), np.uint32), np.zeros((4, 4), np.uint32), local)
+        if sample == "reduction"
+        else (np.zeros(256 * 256, np.uint32), local, np.zeros(256, np.uint32))
+    )
+    with pytest.raises(spirvjit.LaunchError, match="64"):
+        program.kernel(kernel)(*args, global_size=256, local_size=32)
