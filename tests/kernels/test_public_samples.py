@@ -802,6 +802,39 @@ def reduction(run: Callable, groups: int, group_size: int | None, required: int 
     assert_same_bits(out, ref.astype(np.uint32), "uint4 reduction")
 
 
+def black_scholes_nv(run: Callable, n: int, glob: int, local: int | None, relaxed: bool) -> None:
+    rng = _rng(19)
+    s_, x_ = rng.uniform(5, 30, n).astype(F32), rng.uniform(1, 100, n).astype(F32)
+    t_ = rng.uniform(0.25, 10, n).astype(F32)
+    call, put = np.zeros(n, F32), np.zeros(n, F32)
+    r, v = F32(0.02), F32(0.30)
+    run("BlackScholes", call, put, s_, x_, t_, r, v, np.uint32(n), global_size=glob,
+        local_size=local)  # fmt: skip
+    s, x, t = (a.astype(np.float64) for a in (s_, x_, t_))
+    rr, vv = float(r), float(v)
+    sqrt_t = np.sqrt(t)
+    d1 = (np.log(s / x) + (rr + 0.5 * vv * vv) * t) / (vv * sqrt_t)
+    d2 = d1 - vv * sqrt_t
+
+    def cnd(d):
+        a = (0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429)
+        k = 1 / (1 + 0.2316419 * np.abs(d))
+        poly = k * (a[0] + k * (a[1] + k * (a[2] + k * (a[3] + k * a[4]))))
+        c = 0.39894228040143267793994605993438 * np.exp(-0.5 * d * d) * poly
+        return np.where(d > 0, 1 - c, c)
+
+    exp_rt = np.exp(-rr * t)
+    ref_call = s * cnd(d1) - x * exp_rt * cnd(d2)
+    ref_put = x * exp_rt * (1 - cnd(d2)) - s * (1 - cnd(d1))
+    # Full-accuracy math: as for the AMD sample. native_* (-DNATIVE) has no accuracy the
+    # spec fixes: the bound is then that of half_* (8192 ulp), which it must not be worse than
+    # to be of any use.
+    per_op = 8192 * EPS32 if relaxed else 16 * EPS32
+    bound = 4 * per_op * (s + x) * (1 + np.abs(d1))
+    assert_within(call, ref_call, bound, "Black-Scholes (NVIDIA) calls")
+    assert_within(put, ref_put, bound, "Black-Scholes (NVIDIA) puts")
+
+
 # --- the cases ------------------------------------------------------------------------------
 
 
@@ -864,6 +897,17 @@ CASES = [
     _case("convolution-16x4", "convolution", convolution, 32, 12, (16, 4), 64),
     _case("blackscholes-8x4", "black_scholes", black_scholes, 16, 8, (8, 4)),
     _case("blackscholes-odd", "black_scholes", black_scholes, 15, 7, (5, 7)),
+    _case("blackscholes-nv", "black_scholes_nv", black_scholes_nv, 1000, 256, 64, False),
+    _case(
+        "blackscholes-nv-native",
+        "black_scholes_nv",
+        black_scholes_nv,
+        999,
+        100,
+        None,
+        True,
+        options=("-DNATIVE", "-cl-mad-enable"),
+    ),  # fmt: skip
     _case("dwthaar-b64", "dwt_haar1d", dwt_haar, 1024, 64),
     _case("dwthaar-b8", "dwt_haar1d", dwt_haar, 64, 8),
     _case("histogram-b64", "histogram256", histogram256, 2, 64),
