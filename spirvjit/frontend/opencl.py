@@ -43,6 +43,7 @@ from collections.abc import Sequence
 
 from spirvjit.errors import CompileError
 from spirvjit.frontend.alignment_repair import repair_alignments
+from spirvjit.frontend.constant_null_repair import repair_constant_nulls
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import (
@@ -274,6 +275,9 @@ def _compile_clang_once(src: str, spv: str, options: list[str], tmp: str) -> Non
         spirv, repaired = repair_alignments(f.read())
     if repaired:
         _log.debug("%s: repaired %d Alignment decorations of clang's back end", name, repaired)
+    spirv, repaired = repair_constant_nulls(spirv)
+    if repaired:
+        _log.debug("%s: repaired %d OpConstantNull of clang's back end", name, repaired)
     with open(spv, "wb") as f:
         f.write(annotate_spirv(spirv, infos))
 
