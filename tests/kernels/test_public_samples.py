@@ -922,8 +922,23 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("way", WAYS)
-@pytest.mark.parametrize("case", CASES)
+def _runs() -> list:
+    """Every case in every way. Compiling dominates (one per sample, options and way), so
+    the CI subset (not marked slow) runs every case in the default way and, per sample, one
+    of the other four ways in rotation; `-m slow` (or `-m ""`) runs the rest."""
+    samples = sorted({p.values[0].sample for p in CASES})
+    runs = []
+    for param in CASES:
+        case = param.values[0]
+        ci_way = WAYS[1 + samples.index(case.sample) % (len(WAYS) - 1)]
+        for way in WAYS:
+            slow = case.slow or way not in ("default", ci_way)
+            marks = [pytest.mark.slow] if slow else []
+            runs.append(pytest.param(case, way, id=f"{param.id}-{way}", marks=marks))
+    return runs
+
+
+@pytest.mark.parametrize("case,way", _runs())
 def test_public_sample(case: Case, way: str, monkeypatch) -> None:
     case.run(runner_for(way, case.sample, case.options, monkeypatch))
 
