@@ -180,8 +180,8 @@ _WIDTH_WORKAROUND = ("-fno-unroll-loops",)
 # spellings in non-inlined calls then still fails, as it did before).
 _GNU_INLINE = "-fgnu89-inline"
 # `declare ... @name(`: the functions a module calls without defining. OpenCL C's own
-# functions are mangled (overloadable: _Z...), intrinsics start with llvm., printf is the
-# one unmangled built-in.
+# functions are mangled (overloadable: _Z...), intrinsics start with llvm., and the
+# unmangled built-ins are printf and reserved `__` names (__to_global, ...).
 _DECLARED = re.compile(r'^declare [^@\n]*@("?)([-\w$.]+)\1\(', re.MULTILINE)
 
 
@@ -191,7 +191,7 @@ def inline_only_functions(ir_text: str) -> list[str]:
     return [
         name
         for _, name in _DECLARED.findall(ir_text)
-        if not name.startswith(("_Z", "llvm.", "__spirv")) and name != "printf"
+        if not name.startswith(("_Z", "llvm.", "__")) and name != "printf"
     ]
 
 

@@ -57,3 +57,22 @@ def test_plain_inline_helpers_that_are_not_inlined(producer: str, level: tuple) 
 def test_extern_inline_stays_an_external_definition(producer: str, level: tuple) -> None:
     a, out = _run(EXTERN, producer, level)
     np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_only_user_functions_ask_for_the_second_compile() -> None:
+    """Built-ins a module declares (mangled ones, intrinsics, printf, __to_global) are not
+    inline-only helpers: they must not make the front end compile a program twice."""
+    from spirvjit.frontend.opencl import inline_only_functions
+
+    ir_text = "\n".join(
+        [
+            "declare spir_func void @body(ptr addrspace(1) noundef, i32 noundef)",
+            'declare spir_func i32 @"odd.name"(i32)',
+            "declare spir_func ptr addrspace(1) @__to_global(ptr addrspace(4))",
+            "declare spir_func i32 @printf(ptr addrspace(2), ...)",
+            "declare void @llvm.lifetime.start.p0(ptr)",
+            "declare spir_func i64 @_Z13get_global_idj(i32 noundef)",
+            "define spir_func i32 @thrice(i32 %0) {",
+        ]
+    )
+    assert inline_only_functions(ir_text) == ["body", "odd.name"]
