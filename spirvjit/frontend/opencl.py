@@ -43,6 +43,7 @@ from collections.abc import Sequence
 
 from spirvjit.errors import CompileError
 from spirvjit.frontend.alignment_repair import repair_alignments
+from spirvjit.frontend.constant_null_repair import repair_constant_nulls
 from spirvjit.frontend.convert_builtins import backend_converts_correctly, define_int_conversions
 from spirvjit.frontend.kernel_args import annotate_spirv, read_kernel_arg_info
 from spirvjit.frontend.odd_widths import (
@@ -166,6 +167,55 @@ _WIDTH_FAILURE = "arbitrary_precision_integers"
 _WIDTH_WORKAROUND = ("-fno-unroll-loops",)
 
 
+# C99's inline rule, which OpenCL C keeps: a plain `inline` definition (no `static`, no
+# `extern`) is "inline only": clang emits no body for it, and a call it does not inline
+# (its heuristics decide: a large helper with several callers; any call at -O0) is left
+# calling a function the module imports but nobody defines. Public samples write helpers
+# that way (NVIDIA's oclBlackScholes `inline void BlackScholesBody`, tests/kernels/
+# test_c99_inline.py), and OpenCL platforms accept them. clang-22 keeps such bodies as local
+# copies (-avail-extern-to-local, at -O1 and up); when a compile still leaves a declaration
+# (clang-15, any -O0), the program is compiled again with GNU89 inline semantics, where a
+# plain `inline` definition is also the external one. Only such programs pay the second
+# compile, and only there does `extern inline` turn inline-only (a program mixing both
+# spellings in non-inlined calls then still fails, as it did before).
+_GNU_INLINE = "-fgnu89-inline"
+# `declare ... @name(`: the functions a module calls without defining. OpenCL C's own
+# functions are mangled (overloadable: _Z...), intrinsics start with llvm., and the
+# unmangled built-ins are printf and reserved `__` names (__to_global, ...).
+_DECLARED = re.compile(r'^declare [^@\n]*@("?)([-\w$.]+)\1\(', re.MULTILINE)
+
+
+def inline_only_functions(ir_text: str) -> list[str]:
+    """The unmangled functions ``ir_text`` declares but does not define: user functions
+    whose body clang did not emit (C99 inline-only definitions), or truly missing ones."""
+    return [
+        name
+        for _, name in _DECLARED.findall(ir_text)
+        if not name.startswith(("_Z", "llvm.", "__")) and name != "printf"
+    ]
+
+
+def _compile_to_ir(cmd: list[str], ll: str, name: str, tmp: str) -> str:
+    """Runs the IR-emitting compile ``cmd`` (compiler first, writing ``ll``) and returns the
+    IR; again with GNU89 inline semantics when C99 left inline-only helpers undefined."""
+    run_compiler(cmd, "compile", name, tmp)
+    with open(ll, encoding="utf-8") as f:
+        ir_text = f.read()
+    missing = inline_only_functions(ir_text)
+    if not missing or _GNU_INLINE in cmd:
+        return ir_text
+    _log.debug(
+        "%s: %s declared but not defined (C99 inline-only); compiling again with %s",
+        name,
+        ", ".join(missing),
+        _GNU_INLINE,
+    )
+    # Right after the compiler: a user's -fno-gnu89-inline still comes later and wins.
+    run_compiler([cmd[0], _GNU_INLINE, *cmd[1:]], "compile", name, tmp)
+    with open(ll, encoding="utf-8") as f:
+        return f.read()
+
+
 def _compile_clang(src: str, spv: str, options: list[str], tmp: str) -> None:
     try:
         _compile_clang_once(src, spv, options, tmp)
@@ -201,10 +251,12 @@ def _compile_clang_once(src: str, spv: str, options: list[str], tmp: str) -> Non
     # bits (sext/trunc around every index, 64-bit compares on GPUs); the target's own O3
     # widens them again where its registers make that cheaper (x86-64).
     cmd += ["-mllvm", "-indvars-widen-indvars=false"]
+    # C99 inline-only helpers (see _GNU_INLINE): LLVM 22 can keep their bodies as local
+    # copies instead of dropping them, which is C99's own reading (a call may use the
+    # inline definition) and keeps `extern inline` an external definition.
+    cmd += ["-mllvm", "-avail-extern-to-local"]
     cmd += [*_SPIRV_EXTENSIONS, *_std_options(options), *options, src, "-o", ll]
-    run_compiler(cmd, "compile", name, tmp)
-    with open(ll, encoding="utf-8") as f:
-        ir_text = f.read()
+    ir_text = _compile_to_ir(cmd, ll, name, tmp)
     infos = read_kernel_arg_info(ir_text)
     rewritten = 0
     if not backend_converts_correctly(clang, run_compiler):
@@ -223,6 +275,9 @@ def _compile_clang_once(src: str, spv: str, options: list[str], tmp: str) -> Non
         spirv, repaired = repair_alignments(f.read())
     if repaired:
         _log.debug("%s: repaired %d Alignment decorations of clang's back end", name, repaired)
+    spirv, repaired = repair_constant_nulls(spirv)
+    if repaired:
+        _log.debug("%s: repaired %d OpConstantNull of clang's back end", name, repaired)
     with open(spv, "wb") as f:
         f.write(annotate_spirv(spirv, infos))
 
@@ -258,9 +313,7 @@ def _compile_translator(src: str, spv: str, options: list[str], tmp: str) -> Non
     if wants_debug_info(options) and not any(re.fullmatch(r"-O.*", o) for o in options):
         # Debugging wants every variable in memory and every line its own code.
         cmd.append("-O0")
-    run_compiler([*cmd, *options, src, "-o", ll], "compile", name, tmp)
-    with open(ll, encoding="utf-8") as f:
-        ir_text = f.read()
+    ir_text = _compile_to_ir([*cmd, *options, src, "-o", ll], ll, name, tmp)
     fixed = remove_freeze(ir_text) if " freeze " in ir_text else ir_text
     fixed, copied = copy_conversion_results(fixed)
     fixed, fused = fuse_fmuladd(fixed)

@@ -19,6 +19,7 @@ from ..spirv.module import Instruction, Module
 BARRIER_IMPORTS = ("spirv.llvm_amdgcn_s_barrier",)
 _WORKGROUP = 2  # Scope.Workgroup
 _ACQ_REL_WORKGROUP_MEMORY = 0x8 | 0x100  # MemorySemantics.AcquireRelease | WorkgroupMemory
+_ACQ_REL_ALL_MEMORY = _ACQ_REL_WORKGROUP_MEMORY | 0x200  # ... | CrossWorkgroupMemory
 
 
 def _imported_barriers(module: Module) -> set[int]:
@@ -95,6 +96,35 @@ def rewrite_amdgcn_barriers(module: Module) -> int:
                 scope = constants.uint_constant(_WORKGROUP)
                 semantics = constants.uint_constant(_ACQ_REL_WORKGROUP_MEMORY)
                 # The call's offset stays: barrier preparation keys barriers by offset.
+                block.instructions[i] = Instruction(
+                    Op.OpControlBarrier,
+                    "OpControlBarrier",
+                    None,
+                    None,
+                    [scope, scope, semantics],
+                    ("IdScope", "IdScope", "IdMemorySemantics"),
+                    inst.offset,
+                )
+                count += 1
+    return count
+
+
+def rewrite_group_waits(module: Module) -> int:
+    """Replaces each work-group OpGroupWaitEvents (OpenCL's wait_group_events) with
+    OpControlBarrier Workgroup Workgroup AcquireRelease|WorkgroupMemory|
+    CrossWorkgroupMemory (see ops_group.group_async_copy); returns how many."""
+    constants = _Constants(module)
+    count = 0
+    for fn in module.functions:
+        for block in fn.blocks:
+            for i, inst in enumerate(block.instructions):
+                if inst.opname != "OpGroupWaitEvents":
+                    continue
+                scope_inst = module.defs.get(inst.operands[0])
+                if scope_inst is None or scope_inst.operands != [_WORKGROUP]:
+                    continue  # a sub-group's: ops_group handles it
+                scope = constants.uint_constant(_WORKGROUP)
+                semantics = constants.uint_constant(_ACQ_REL_ALL_MEMORY)
                 block.instructions[i] = Instruction(
                     Op.OpControlBarrier,
                     "OpControlBarrier",

@@ -8,6 +8,10 @@ in ``Program`` before anything else looks at the module.
    that is a shift by the full width, undefined in SPIR-V, and the result is wrong
    (``fshr(a, b, 0)`` must be ``b``). Those bodies are dropped, which makes the calls
    imports that ``llvm_intrinsics.py`` maps to the LLVM intrinsic itself.
+4. OpenCL's ``wait_group_events`` (OpGroupWaitEvents with Workgroup scope) becomes a
+   work-group barrier: ``async_work_group_copy`` shares its copy out among the group's
+   work-items at once (``ops_group.group_async_copy``), and the wait is where every
+   work-item's part must be in place.
 3. In a HIP module, ``__constant__`` variables (CrossWorkgroup, decorated Constant) lose
    the decoration: kernels cannot write them, but the host does (hipMemcpyToSymbol,
    ``Program.global_variable``), so they are program data like ``__device__``
@@ -19,7 +23,7 @@ from __future__ import annotations
 from ..spirv.grammar import Decoration, LinkageType, StorageClass
 from ..spirv.module import Decoration as Deco
 from ..spirv.module import Module
-from .amdgcn_barriers import rewrite_amdgcn_barriers
+from .amdgcn_barriers import rewrite_amdgcn_barriers, rewrite_group_waits
 
 _FUNNEL_SHIFTS = ("spirv.llvm_fshl_", "spirv.llvm_fshr_")
 
@@ -27,6 +31,7 @@ _FUNNEL_SHIFTS = ("spirv.llvm_fshl_", "spirv.llvm_fshr_")
 def prepare_module(module: Module) -> None:
     """Applies every rewrite above to ``module`` in place."""
     rewrite_amdgcn_barriers(module)
+    rewrite_group_waits(module)
     _import_funnel_shifts(module)
     if is_hip_module(module):
         _host_writable_constants(module)

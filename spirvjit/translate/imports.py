@@ -104,6 +104,13 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         # clang-22 leaves sub_group_barrier(flags[, scope]) imported. Each work-item is
         # its own sub-group, and program order on its thread already orders its memory.
         return None
+    if demangle(name) and demangle(name)[0] in _FENCES:
+        # clang-22 leaves OpenCL 1.x's mem_fence / read_mem_fence / write_mem_fence(flags)
+        # imported, at every -cl-std. They order the work-item's own loads and stores; the
+        # flags only narrow the address spaces, so one work-group-scope fence of the kind
+        # asked for covers every flag.
+        t.b.fence(_FENCES[demangle(name)[0]], t.mt.abi.sync_scope(Scope.Workgroup))
+        return None
     if name in _TO_SPACE:
         return generic_to_space(t, t.value(args[0]), _TO_SPACE[name], ty)
     demangled = demangle(name)
@@ -119,6 +126,9 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         "link the module that defines it into this one"
     )
 
+
+# OpenCL 1.x memory fences: name -> LLVM fence ordering.
+_FENCES = {"mem_fence": "acq_rel", "read_mem_fence": "acquire", "write_mem_fence": "release"}
 
 # Atomic built-ins clang-22 leaves as calls: name -> atomicrmw operation. OpenCL 1.x
 # spellings, and OpenCL 2.0 fetch operations (their order and scope arguments may be

@@ -18,12 +18,13 @@ import math
 
 from llvmlite import ir
 
-from ..spirv.grammar import GroupOperation, Scope
+from ..spirv.grammar import GroupOperation, Scope, StorageClass
 from ..spirv.module import Instruction
 from .function import FunctionTranslator, handles, overload_suffix
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
+I64 = ir.IntType(64)
 
 # Identity of each arithmetic operation (for exclusive scans), by opname suffix.
 _IDENTITY = {
@@ -187,3 +188,62 @@ def expect(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     if not isinstance(element, ir.IntType):
         return value
     return t.intrinsic(f"llvm.expect.{overload_suffix(value.type)}", value.type, [value, expected])
+
+
+# --- async_work_group_copy / async_work_group_strided_copy / wait_group_events -----------
+#
+# OpGroupAsyncCopy is run as a plain copy at once, shared out among the group: work-item
+# k copies elements k, k + S, k + 2S, ... (S the group's size). OpGroupWaitEvents, the
+# only point where the copied data may be read, is a work-group barrier
+# (``hip_prepass.prepare_module`` rewrites it to OpControlBarrier before barrier
+# preparation sees the kernel), so every element is in place, whoever copied it, when any
+# work-item goes on. Events are null: nothing is left to wait for.
+
+
+@handles("OpGroupAsyncCopy")
+def group_async_copy(t: FunctionTranslator, inst: Instruction) -> ir.Value:
+    scope, dst_id, src_id, count_id, stride_id, _event = inst.operands
+    if t.mt.constants.int_value(scope) != Scope.Workgroup:
+        raise t.error("OpGroupAsyncCopy with a scope other than Workgroup is not supported")
+    dst_type = t.types.spv(t.type_of(dst_id))
+    element = t.llvm_type(t.types.spv(t.type_of(src_id)).element or dst_type.element)
+    b = t.b
+    # The stride steps through the global side: the source when copying to local memory.
+    strided_source = dst_type.storage == StorageClass.Workgroup
+    dst, src = t.value(dst_id), t.value(src_id)
+    count, stride = (_as_i64(t, t.value(v)) for v in (count_id, stride_id))
+    first = t.workitem.scalar("LocalInvocationIndex")
+    sizes = [t.workitem.query("local_size", d) for d in range(3)]
+    step = b.mul(b.mul(sizes[0], sizes[1]), sizes[2])
+    before = b.block
+    head = t.llfn.append_basic_block("async_copy.head")
+    body = t.llfn.append_basic_block("async_copy.body")
+    done = t.llfn.append_basic_block("async_copy.done")
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(I64, "async_copy.i")
+    i.add_incoming(first, before)
+    b.cbranch(b.icmp_unsigned("<", i, count), body, done)
+    b.position_at_end(body)
+    far = b.mul(i, stride)
+    src_index, dst_index = (far, i) if strided_source else (i, far)
+    value = b.load(b.gep(src, [src_index], source_etype=element), typ=element)
+    b.store(value, b.gep(dst, [dst_index], source_etype=element))
+    i.add_incoming(b.add(i, step), b.block)
+    b.branch(head)
+    b.position_at_end(done)
+    return ir.Constant(t.llvm_type(inst.result_type), None)
+
+
+@handles("OpGroupWaitEvents")
+def group_wait_events(t: FunctionTranslator, inst: Instruction) -> None:
+    """A sub-group's wait (a work-group's became a barrier before translation): each
+    work-item is its own sub-group and copied its elements itself."""
+    if t.mt.constants.int_value(inst.operands[0]) == Scope.Workgroup:
+        raise t.error("OpGroupWaitEvents of a work-group was not made a barrier")
+
+
+def _as_i64(t: FunctionTranslator, value: ir.Value) -> ir.Value:
+    if value.type.width < 64:
+        return t.b.zext(value, I64)
+    return value

@@ -245,3 +245,29 @@ def test_devices_report_what_they_support():
     assert "cl_khr_fp64" in host.extensions and host.supports("cl_khr_fp64")
     assert host.supports("Float64") and host.supports("SPV_KHR_expect_assume")
     assert not host.supports("Shader") and not host.supports("cl_khr_gl_sharing")
+
+
+MEM_FENCES = r"""
+kernel void mem_fences(global int *a, local int *t)
+{
+    size_t l = get_local_id(0), n = get_local_size(0);
+    t[l] = a[get_global_id(0)];
+    mem_fence(CLK_LOCAL_MEM_FENCE);
+    write_mem_fence(CLK_GLOBAL_MEM_FENCE);
+    read_mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    a[get_global_id(0)] = t[(l + 1) % n] + t[l];
+}
+"""
+
+
+@pytest.mark.parametrize("std", ["CL1.2", "CL3.0"])
+def test_opencl_1_memory_fences(producer, std):
+    """mem_fence, read_mem_fence, write_mem_fence: clang-22 leaves them imported (at every
+    -cl-std), and the launch failed with "calls '_Z9mem_fencej', which the module imports
+    but does not define"."""
+    prog = build(MEM_FENCES, options=(f"-cl-std={std}",), producer=producer)
+    a = np.arange(32, dtype=np.int32)
+    expected = (np.roll(a.reshape(4, 8), -1, 1) + a.reshape(4, 8)).ravel()
+    prog.kernel("mem_fences")(a, spirvjit.LocalMemory(32), global_size=32, local_size=8)
+    np.testing.assert_array_equal(a, expected)
