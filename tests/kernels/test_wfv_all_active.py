@@ -128,8 +128,11 @@ kernel void ranges(global const int *x, global int *out, local int *tile, int k)
         if (ulid < (size_t)k)  /* under a uniform mask */
             r += tile[k - 1 - lid];
     }
-    if (g < (size_t)k)  /* the global id: lanes not known to be in order */
+    if (g < (size_t)k)  /* the global id (below 2^63 - 1) */
         r += 100;
+    int gi = get_global_id(0);
+    if (gi * 4 - 2 < k)  /* not known to be in order (no nsw): the lanes of the mask */
+        r += 200;
     barrier(CLK_LOCAL_MEM_FENCE);
     tile[lid] = r;
     out[g] = r;
@@ -458,6 +461,8 @@ def _ranges_model(x: np.ndarray, local: int, k: int) -> np.ndarray:
             r += tile[k - 1 - lid]
         if g < k % (1 << 64):
             r += 100
+        if g * 4 - 2 < k:
+            r += 200
         out[g] = r
     return out.astype(np.int32)
 
@@ -482,5 +487,5 @@ def test_lane_ranges(monkeypatch, tmp_path, local):
         )  # fmt: skip
         np.testing.assert_array_equal(out, _ranges_model(x, local, k), err_msg=f"k {k}")
     clone = _clone_text(tmp_path, r"\.ranges\.[^\"]*\.wfv\.r1")
-    assert len(re.findall(r'%"lanes\.some[.\d]*" = icmp', clone)) >= 5
+    assert len(re.findall(r'%"lanes\.some[.\d]*" = icmp', clone)) >= 6
     assert re.search(r'%"lanes\.at[.\d]*" = and', clone)

@@ -1564,10 +1564,14 @@ class _Vectorizer(ValueLanes):
         passing the type's signed (``signed``) or unsigned bound, so that the lanes are in
         increasing order: the x local id and a region's linear id (below the work-group
         size, ``_LOCAL_SIZE_LIMIT``; the lanes of a chunk are all work-items of the group)
-        and their extensions and truncations to 32 bits or more; for signed order also
-        what ``_no_signed_wrap`` proves."""
+        and their extensions and truncations to 32 bits or more; the x global id in i64
+        (at most ndrange.SIZE_LIMIT - 1, checked at launch: it is a work-item's); for
+        signed order also what ``_no_signed_wrap`` proves."""
         if signed and self._no_signed_wrap(value, value.type.width, 0):
             return True
+        wide = self._resolve(value)
+        if isinstance(wide, ir.LoadInstr) and self._ctx_slot(wide) == _GLOBAL_ID_X:
+            return wide.type.width >= 64
         for _ in range(4):
             value = self._resolve(value)
             if value in self._varying_arguments() or (
