@@ -389,11 +389,13 @@ def _tree(values: list, local: int, combine) -> list:
     return scratch[0]
 
 
-@pytest.mark.parametrize("local", [1, 7, 64, 256])
+@pytest.mark.parametrize("local", [1, 7, 24, 64, 256])
 def test_reduction_regions(monkeypatch, tmp_path, local):
     """The suite's reduction (floats) and its integer form in barrier regions: the first
     region's grid-stride loop has the all-active copy; per-group results are the scalar
-    path's bits and the model's (float32 adds in the kernel's order)."""
+    path's bits and the model's (float32 adds in the kernel's order). On 8-lane targets
+    the float sum carried around the loop gets the 16-wide region clones
+    (abi._fma_loop): 24 work-items are a 16-wide chunk and an 8-wide one."""
     programs = _programs(monkeypatch, tmp_path, SOURCE)
     floats = _programs(monkeypatch, tmp_path / "f", REDUCTION)
     rng = np.random.default_rng(61 + local)
@@ -432,9 +434,13 @@ def test_reduction_regions(monkeypatch, tmp_path, local):
         np.testing.assert_array_equal(
             partial.view(np.uint32), np.array(want, np.float32).view(np.uint32)
         )
-    if local >= 8:
-        assert _all_active_blocks(_clone_text(tmp_path, r"\.reduce_u\.[^\"]*\.wfv\.r0"))
-        assert _all_active_blocks(_clone_text(tmp_path / "f", r"\.reduction\.[^\"]*\.wfv\.r0"))
+    assert _all_active_blocks(_clone_text(tmp_path, r"\.reduce_u\.[^\"]*\.wfv\.r0"))
+    assert _all_active_blocks(_clone_text(tmp_path / "f", r"\.reduction\.[^\"]*\.wfv\.r0"))
+    note = floats[True].translation().kernel_functions["reduction"].wfv_note
+    if "8 per instruction" in note:  # AVX2
+        assert note.endswith("16 per instruction in 3 of them"), note
+    note = programs[True].translation().kernel_functions["reduce_u"].wfv_note
+    assert "16 per instruction" not in note, note  # no float sum: one width
 
 
 def _ranges_model(x: np.ndarray, local: int, k: int) -> np.ndarray:
