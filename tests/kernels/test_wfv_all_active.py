@@ -495,3 +495,23 @@ def test_lane_ranges(monkeypatch, tmp_path, local):
     clone = _clone_text(tmp_path, r"\.ranges\.[^\"]*\.wfv\.r1")
     assert len(re.findall(r'%"lanes\.some[.\d]*" = icmp', clone)) >= 6
     assert re.search(r'%"lanes\.at[.\d]*" = and', clone)
+
+
+@pytest.mark.parametrize(("level", "width"), [("x86-64", 4), ("x86-64-v4", 16)])
+def test_other_x86_levels_vectorize(monkeypatch, tmp_path, capsys, level, width):
+    """SSE (W = 4, masks as 32-bit lanes) and AVX-512 (W = 16, masks as vectors of i1):
+    every kernel here is still vectorized, with its all-active copies and lane ranges,
+    and no region declines (compiled only: this host may not run them)."""
+    from spirvjit.cli import main
+
+    monkeypatch.setenv("SPIRVJIT_WFV", "all")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    path = tmp_path / "k.spv"
+    path.write_bytes(spirvjit.compile_opencl(SOURCE).spirv)
+    assert main(["dis", str(path), "--target", level]) == 0
+    notes = re.findall(
+        r"^; ((?:not )?vectorized across work-items.*)$", capsys.readouterr().out, re.M
+    )
+    assert len(notes) == len(re.findall(r"^kernel void", SOURCE, re.M)), notes
+    assert all(n.startswith(f"vectorized across work-items, {width} per") for n in notes), notes
+    assert not any("(" in n for n in notes), notes  # no region declined (a vectorizer error)
