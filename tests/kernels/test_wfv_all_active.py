@@ -85,6 +85,19 @@ kernel void wrapping(global const int *w, global int *out, ulong off, ulong lim,
     out[g] = acc;
 }
 
+/* A pointer walked by a uniform step for a per-lane count: lanes leave one by one. */
+kernel void pointer_walk(global const float *a, global float *out, int n)
+{
+    int g = get_global_id(0);
+    global const float *p = a + g;
+    float s = 0.0f;
+    for (int k = 0; k < n + g % 5; k++) {
+        s = s * 0.5f + *p;
+        p += get_global_size(0);
+    }
+    out[g] = s;
+}
+
 /* A break: lanes leave in the middle of an iteration, no all-active copy. */
 kernel void find_first(global const int *x, global int *out, uint n, int key)
 {
@@ -515,3 +528,24 @@ def test_other_x86_levels_vectorize(monkeypatch, tmp_path, capsys, level, width)
     assert len(notes) == len(re.findall(r"^kernel void", SOURCE, re.M)), notes
     assert all(n.startswith(f"vectorized across work-items, {width} per") for n in notes), notes
     assert not any("(" in n for n in notes), notes  # no region declined (a vectorizer error)
+
+
+def test_pointer_walk(monkeypatch, tmp_path):
+    """A pointer induction in the loop (its lane 0 a scalar phi in both copies) whose
+    lanes leave at different iterations: the scalar path's bits and float32 in order."""
+    programs = _programs(monkeypatch, tmp_path, SOURCE)
+    g, n = 40, 6
+    a = np.random.default_rng(71).uniform(-1, 1, g * (n + 5)).astype(np.float32)
+    (_, out) = _launch_both(
+        programs, monkeypatch, "pointer_walk",
+        lambda: [a.copy(), np.zeros(g, np.float32), np.int32(n)],
+        global_size=g, local_size=20,
+    )  # fmt: skip
+    want = []
+    for lane in range(g):
+        s = np.float32(0)
+        for k in range(n + lane % 5):
+            s = np.float32(np.float32(s * np.float32(0.5)) + a[lane + k * g])
+        want.append(s)
+    np.testing.assert_array_equal(out.view(np.uint32), np.array(want, np.float32).view(np.uint32))
+    assert _all_active_blocks(_clone_text(tmp_path, r"\.pointer_walk\.[^\"]*\.wfv"))
