@@ -439,14 +439,16 @@ def _region_bodies(
         return {}, 0
     width = wfv.width_for(features)
     # With 8 lanes (AVX, AVX2), when a region's loop carries a multiply-add chain of
-    # per-lane scalars (_fma_loop), every region also gets a clone of twice that width,
+    # per-lane scalars or a float sum (_fma_loop), every region also gets a clone of twice
+    # that width,
     # which runs the row's x work-items 16 at a time (two 8-wide vectors per operation),
     # then the 8-wide clone at most once and the rest one by one: sgemm's k loop runs two
     # FMA chains side by side, where one chain per chunk is bound by the FMA latency
     # (4-5 cycles, two FMA pipes), and the tile staging's per-chunk work (the saved loop
     # counter, the checks of its int indices) is shared by 16 work-items. Not for every
-    # kernel: the second clones cost JIT time, a streaming loop (the reduction's first
-    # region) and n-body's float4 loop (4 chains per lane already) ran slower 16 wide.
+    # kernel: the second clones cost JIT time, n-body's float4 loop (4 chains per lane
+    # already) ran slower 16 wide (and the reduction's first region, while its loop was
+    # masked: with the loop's all-active copy it runs faster).
     bodies, reasons = {}, {}
     for state in range(regions):
         try:
@@ -487,9 +489,13 @@ def _region_bodies(
 def _fma_loop(clone: ir.Function, width: int) -> bool:
     """Whether a region clone has a loop (the vectorizer's ``<header>.loop`` blocks) and a
     multiply-add of ``width`` lanes (``llvm.fma``/``llvm.fmuladd``: one scalar per
-    work-item), no vector values of more lanes (a work-item's float4 is 4 chains already)
-    and no libmvec call (whose 8-lane variant a 16-lane clone could not call)."""
+    work-item) or a float add to a loop header's phi (a sum carried around the loop, as
+    the grid-stride loop of a reduction: bound by the add's latency as a multiply-add
+    chain is, now that its all-active copy has no masks; reduction 2^24 one-thread CPU
+    ~10 -> ~7.5 ms), no vector values of more lanes (a work-item's float4 is 4 chains
+    already) and no libmvec call (whose 8-lane variant a 16-lane clone could not call)."""
     looped, fma = False, False
+    headers = (".loop", ".all")  # vectorize._emit_loop's and _all_active_copy's
     for block in clone.blocks:
         looped = looped or block.name.endswith(".loop")
         for inst in block.instructions:
@@ -499,6 +505,14 @@ def _fma_loop(clone: ir.Function, width: int) -> bool:
             if callee.startswith("_ZGV"):
                 return False
             fma = fma or callee.startswith((f"llvm.fma.v{width}", f"llvm.fmuladd.v{width}"))
+            fma = fma or (
+                inst.opname == "fadd"
+                and inst.type == ir.VectorType(ir.FloatType(), width)
+                and any(
+                    isinstance(op, ir.PhiInstr) and op.parent.name.endswith(headers)
+                    for op in inst.operands
+                )
+            )
     return looped and fma
 
 

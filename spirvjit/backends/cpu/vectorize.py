@@ -22,7 +22,10 @@ calls it for the full W-chunks of the x range and the scalar body for the rest.
   mask, and captures each lane's exit edge and live-out values in the iteration it leaves.
   A counter stepped by a uniform amount from a uniform start stays scalar even there
   (lockstep: ``_header_phi_varying``). Without mask registers, varying masks are combined
-  and carried as 32-bit lanes (``_widened``).
+  and carried as 32-bit lanes (``_widened``). A divergent loop whose lanes leave only at
+  its latch first runs as a copy in which every lane is active (``_all_active_copy``),
+  until not every lane goes on. A condition that holds for a range of lanes (``lid <
+  stride``) has scalar any-lane and every-lane tests (``_note_range``).
 * **Memory.** A varying address whose stride analysis says "consecutive" is checked at run
   time (all lanes ``base + lane * size``); when it is and every lane is active, one plain
   vector load/store; otherwise ``llvm.masked.gather``/``scatter`` (masked-off lanes are
@@ -109,6 +112,18 @@ _IMMEDIATE = {"abs": 1, "ctlz": 1, "cttz": 1}
 # Instructions a masked block may run for every lane (_cheap), and how many.
 _CHEAP_OPS = (_BINARY - _DIVISIONS - {"frem"}) | _CASTS | {"fneg"}
 _CHEAP_BLOCK = 16
+# The largest divergent loop (instructions) that gets an all-active copy (_all_active).
+_ALL_ACTIVE_BODY = 200
+_RESIZE = ("trunc", "zext", "sext")
+# Integer predicates with their operands swapped, and negated.
+_FLIPPED = {
+    "ult": "ugt", "ule": "uge", "ugt": "ult", "uge": "ule",
+    "slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle",
+}  # fmt: skip
+_NEGATED = {
+    "ult": "uge", "ule": "ugt", "ugt": "ule", "uge": "ult",
+    "slt": "sge", "sle": "sgt", "sgt": "sle", "sge": "slt",
+}  # fmt: skip
 _PURE_INTRINSICS = {"assume"}  # uniform-only, kept as they are
 # Memory operations run once per active lane, in lane order (wfv_values.py).
 _LANE_BY_LANE = ir.CmpXchg | ir.LoadAtomicInstr | ir.StoreAtomicInstr
@@ -316,6 +331,38 @@ def _scaled_operand(opname: str, ops):
     else None: a constant multiple of an affine (or non-wrapping) value is one too."""
     k, x = (ops[1], ops[0]) if opname == "shl" or isinstance(ops[1], ir.Constant) else ops
     return x if isinstance(k, ir.Constant) else None
+
+
+class _AllActive:
+    """What a divergent loop's all-active copy (``_Vectorizer._all_active_copy``) hands to
+    its masked loop: the phis (in the block before it) of the loop's header phis, lane 0
+    pointers, active lanes, exit lanes and live-out values, from where the loop was
+    entered and from the all-active copy's last iteration; ``after`` (the block after the
+    loop), which the copy branches to directly when no lane goes on."""
+
+    def __init__(self, out: ir.Block, after: ir.Block):
+        self.out, self.after = out, after
+        self.entry_values: dict = {}
+        self.firsts: dict = {}
+        self.mask = None
+        self.exits: dict = {}
+        self.live: dict = {}
+        self.left: dict = {}
+        self.left_live: dict = {}
+
+    def meet(self, b: ir.IRBuilder, latch_end: ir.Block, exits: dict, live: dict):
+        """In ``after``: each exit edge's lanes and each live-out's values, from the masked
+        loop's last iteration (``latch_end``) or from the all-active copy."""
+        met_exits, met_live = {}, {}
+        for edge, lanes in exits.items():
+            met_exits[edge] = b.phi(lanes.type)
+            met_exits[edge].add_incoming(lanes, latch_end)
+            met_exits[edge].add_incoming(self.left[edge], self.out)
+        for value, found in live.items():
+            met_live[value] = b.phi(found.type)
+            met_live[value].add_incoming(found, latch_end)
+            met_live[value].add_incoming(self.left_live[value], self.out)
+        return met_exits, met_live
 
 
 class _Vectorizer(ValueLanes):
@@ -1241,6 +1288,9 @@ class _Vectorizer(ValueLanes):
             return ir.Constant(I1, 1)
         if not isinstance(mask.type, ir.VectorType):
             return mask
+        ranged = self.__dict__.get("ranges", {}).get(id(mask))
+        if ranged is not None and ranged[0] is mask:
+            return ranged[1]  # a range of lanes (_note_range)
         bits = self.b.bitcast(mask, ir.IntType(self.W))
         return self.b.icmp_unsigned("!=", bits, ir.Constant(ir.IntType(self.W), 0))
 
@@ -1249,6 +1299,9 @@ class _Vectorizer(ValueLanes):
             return ir.Constant(I1, 1)
         if not isinstance(mask.type, ir.VectorType):
             return mask
+        ranged = self.__dict__.get("ranges", {}).get(id(mask))
+        if ranged is not None and ranged[0] is mask:
+            return ranged[2]
         bits = self.b.bitcast(mask, ir.IntType(self.W))
         return self.b.icmp_unsigned("==", bits, ir.Constant(ir.IntType(self.W), -1))
 
@@ -1422,6 +1475,8 @@ class _Vectorizer(ValueLanes):
             inverse = self.b.not_(cond)
             self.edge_mask[(block, succ[0])] = self._and(mask, cond, t_kind)
             self.edge_mask[(block, succ[1])] = self._and(mask, inverse, f_kind)
+            for target, value in ((succ[0], True), (succ[1], False)):
+                self._note_range(self.edge_mask[(block, target)], mask, term.operands[0], value)
         elif isinstance(term, ir.SwitchInstr):
             value = self._value(term.value, block, False)
             groups: dict = {}
@@ -1446,6 +1501,89 @@ class _Vectorizer(ValueLanes):
         else:
             for s in succ:
                 self.edge_mask[(block, s)] = mask
+
+    def _note_range(self, edge, parent, cond, value: bool) -> None:
+        """Scalar any-lane and every-lane tests of VARYING edge mask ``edge`` (``parent``:
+        its block's mask, FULL or UNIFORM) where the branch condition ``cond`` (taken
+        when ``value``) holds for a range of lanes (``_lane_range``: ``lid < stride``),
+        for ``_any`` and ``_all``: a chunk past the range skips the block with one scalar
+        compare, one inside it runs plain vector code, and only the chunk across its end
+        needs the lanes of the mask."""
+        if edge is None or not isinstance(edge.type, ir.VectorType):
+            return
+        if parent is not None and isinstance(parent.type, ir.VectorType):
+            return
+        found = self._lane_range(cond, value)
+        if found is None:
+            return
+        some, every = found
+        if parent is not None:  # where the block did not run, its values are poison
+            false = ir.Constant(I1, 0)
+            some, every = self.b.select(parent, some, false), self.b.select(parent, every, false)
+        self.__dict__.setdefault("ranges", {})[id(edge)] = (edge, some, every)
+
+    def _lane_range(self, cond, value: bool):
+        """(any lane, every lane) of integer compare ``cond`` being ``value``, as scalar
+        i1s, where its lanes' truth is a range: ``a < n`` (any predicate) with uniform n
+        and lanes of a in order (``_in_order``) with a constant positive stride: the first
+        and last lanes decide (``<``: every lane where the last passes, some lane where the
+        first does); ``a == n`` with stride 1: some lane where n lies between them, never
+        every lane. Else None."""
+        cond = self._resolve(cond)
+        if not isinstance(cond, ir.ICMPInstr):
+            return None
+        op = cond.op if value else _NEGATED.get(cond.op, {"eq": "ne", "ne": "eq"}.get(cond.op))
+        a, n = (self._resolve(x) for x in cond.operands)
+        if a not in self.varying:
+            a, n, op = n, a, _FLIPPED.get(op, op)
+        step = self.stride.get(a)
+        if n in self.varying or not isinstance(a.type, ir.IntType) or not step or step < 0:
+            return None
+        signed = op[0] == "s"
+        if op in ("eq", "ne") and step != 1 or not self._in_order(a, signed):
+            return None
+        b = self.b
+        first = self._lane0(a)
+        last = b.add(first, ir.Constant(a.type, (self.W - 1) * step))
+        bound = self._value(n, None, False)
+
+        def cmp(op, x, y, name=""):
+            return self._put(ir.ICMPInstr(b.block, op, x, y, name=name))
+
+        # (named for the dumps' readers: the lanes' compare is not needed for the tests)
+        if op in ("eq", "ne"):
+            inside = b.and_(cmp("ule", first, bound), cmp("ule", bound, last), name="lanes.at")
+            if op == "eq":
+                return inside, ir.Constant(I1, 0)
+            return ir.Constant(I1, 1), b.not_(inside)
+        low, high = (first, last) if op[1] == "l" else (last, first)
+        return cmp(op, low, bound, "lanes.some"), cmp(op, high, bound, "lanes.every")
+
+    def _in_order(self, value, signed: bool) -> bool:
+        """Whether lane i of integer ``value`` is lane 0's + i * stride (stride > 0) without
+        passing the type's signed (``signed``) or unsigned bound, so that the lanes are in
+        increasing order: the x local id and a region's linear id (below the work-group
+        size, ``_LOCAL_SIZE_LIMIT``; the lanes of a chunk are all work-items of the group)
+        and their extensions and truncations to 32 bits or more; the x global id in i64
+        (at most ndrange.SIZE_LIMIT - 1, checked at launch: it is a work-item's); for
+        signed order also what ``_no_signed_wrap`` proves."""
+        if signed and self._no_signed_wrap(value, value.type.width, 0):
+            return True
+        wide = self._resolve(value)
+        if isinstance(wide, ir.LoadInstr) and self._ctx_slot(wide) == _GLOBAL_ID_X:
+            return wide.type.width >= 64
+        for _ in range(4):
+            value = self._resolve(value)
+            if value in self._varying_arguments() or (
+                isinstance(value, ir.LoadInstr) and self._ctx_slot(value) == _LOCAL_ID_X
+            ):
+                return value.type.width >= _LOCAL_SIZE_LIMIT.bit_length() - (not signed)
+            if not isinstance(value, ir.Instruction) or value.opname not in _RESIZE:
+                return False
+            if value.type.width < _LOCAL_SIZE_LIMIT.bit_length() - (not signed):
+                return False
+            value = value.operands[0]
+        return False
 
     # Where the target has no mask registers (AVX2, SSE), varying masks are combined
     # (_and, _or) and carried around divergent loops as 32-bit lanes, all ones where set:
@@ -1514,10 +1652,14 @@ class _Vectorizer(ValueLanes):
             and len([p for _, p in phi.incomings if p in loop.body]) == 1
         }
         divergent = loop.divergent
+        copy = None
         if divergent:
             # The active and exit masks cross iterations as _mask_lanes (_widened).
             mt = self._vec_type(self._mask_lanes())
             entry_wide = self._widened(self._splat(entry_mask))
+            if self._all_active(loop):
+                copy = self._all_active_copy(loop, phis, entry_values, firsts, entry_mask)
+                entry_values, firsts, entry_wide = copy.entry_values, copy.firsts, copy.mask
         pre = b.block
         head = self.fn.append_basic_block(f"{header.name}.loop")
         b.branch(head)
@@ -1538,13 +1680,15 @@ class _Vectorizer(ValueLanes):
             exit_accs = {}
             for edge in loop.exits:
                 acc = b.phi(mt)
-                acc.add_incoming(ir.Constant(mt, None), pre)
+                start = copy.exits[edge] if copy else ir.Constant(mt, None)
+                acc.add_incoming(start, pre)
                 exit_accs[edge] = acc
             live_accs = {}
             for value in self.liveouts[id(loop)]:
                 vt = self._widen(value.type)
                 acc = b.phi(vt)
-                acc.add_incoming(ir.Constant(vt, ir.Undefined), pre)
+                start = copy.live[value] if copy else ir.Constant(vt, ir.Undefined)
+                acc.add_incoming(start, pre)
                 live_accs[value] = acc
             self.block_mask[header] = self._narrowed(mask_phi)
         else:
@@ -1576,14 +1720,159 @@ class _Vectorizer(ValueLanes):
         latch_end = b.block
         for phi, new in new_phis.items():
             new.add_incoming(back_values[phi], latch_end)
-        after = self.fn.append_basic_block(f"{header.name}.exit")
+        after = copy.after if copy else self.fn.append_basic_block(f"{header.name}.exit")
         b.cbranch(self._any(cont), head, after)
         b.position_at_end(after)
+        if copy:  # also reached from the all-active copy when every lane left there
+            blocks = self.fn.blocks  # in the order they run, for the dumps' readers
+            blocks.remove(copy.after)
+            blocks.append(copy.after)
+            captured = {value: self.liveout_value[(id(loop), value)] for value in live_accs}
+            new_exit, captured = copy.meet(b, latch_end, new_exit, captured)
+            for value, met in captured.items():
+                self.liveout_value[(id(loop), value)] = met
         if divergent:
             for edge, value in new_exit.items():
                 self.edge_mask[edge] = self._narrowed(value)
         # Blocks after the loop see the values the lanes left with (divergent loops) or
         # the last iteration's (uniform loops: every lane leaves in the same one).
+
+    def _all_active(self, loop: _Loop) -> bool:
+        """Whether divergent ``loop`` gets an all-active copy (``_all_active_copy``): lanes
+        leave it only at the end of an iteration (every exit is from its one latch), it
+        has no inner loop (the copy doubles its code) and it is small."""
+        latch = loop.latches[0] if len(loop.latches) == 1 else None
+        if latch is None or any(src is not latch for src, _ in loop.exits):
+            return False
+        if any(self.loop_of.get(block) is not loop for block in loop.body):
+            return False
+        return sum(len(block.instructions) for block in loop.body) <= _ALL_ACTIVE_BODY
+
+    def _all_active_copy(self, loop: _Loop, phis, entry_values, firsts, entry_mask):
+        """A copy of divergent ``loop`` that runs while every lane is active, before the
+        masked loop: its header's mask is FULL, so it has no active mask to carry, no
+        any-lane test per block, no exit or live-out captures and plain vector accesses
+        without the all-lanes test (a grid-stride loop whose lanes run the same number of
+        iterations, or one fewer: all of them here, but the last). It is entered where
+        every lane enters the loop and left when, at the latch, not every lane goes on;
+        the masked loop then goes on from that iteration with the lanes left (none: it is
+        skipped). Returns the masked loop's entry state (``_AllActive``)."""
+        b = self.b
+        header, latch = loop.header, loop.latches[0]
+        pre = b.block
+        fast = self.fn.append_basic_block(f"{header.name}.all")
+        some = ir.Block(self.fn, f"{header.name}.some")  # placed after the copy
+        after = self.fn.append_basic_block(f"{header.name}.exit")
+        entry_wide = self._widened(self._splat(entry_mask))
+        b.cbranch(self._all(entry_mask), fast, some)
+        b.position_at_end(fast)
+        new_phis = {}
+        for phi in phis:
+            new_phis[phi] = self.vmap[phi] = b.phi(entry_values[phi].type)
+            new_phis[phi].add_incoming(entry_values[phi], pre)
+        for phi, first in firsts.items():
+            self.lane0[phi] = b.phi(first.type)
+            self.lane0[phi].add_incoming(first, pre)
+        self.block_mask[header] = None
+        self._emit_block(header)
+        self._emit_nodes([n for n in self._order(loop.body, header, loop) if n is not header])
+        cont = self._or([self.edge_mask[(latch, header)]], VARYING)
+        back = {phi: self._merge(phi, [latch], header) for phi in phis}
+        back0 = {
+            phi: self._lane0_pointer(next(v for v, p in phi.incomings if p in loop.body))
+            for phi in firsts
+        }
+        end = b.block
+        for phi, new in new_phis.items():
+            new.add_incoming(back[phi], end)
+        for phi in firsts:
+            self.lane0[phi].add_incoming(back0[phi], end)
+        out = self.fn.append_basic_block(f"{header.name}.all.exit")
+        b.cbranch(self._goes_on(loop, cont), fast, out)
+        # Not every lane goes on: those that leave now left by the latch's exit edges, with
+        # the values of this iteration.
+        b.position_at_end(out)
+        left = {edge: self._widened(self._splat(self.edge_mask[edge])) for edge in loop.exits}
+        live = {value: self._value(value, header, True) for value in self.liveouts[id(loop)]}
+        going_on = self._widened(self._splat(cont))
+        b.cbranch(self._any(cont), some, after)
+        self.fn.blocks.append(some)
+        b.position_at_end(some)
+
+        def meet(pairs: list) -> ir.PhiInstr:
+            phi = b.phi(pairs[0][0].type)
+            for value, block in pairs:
+                phi.add_incoming(value, block)
+            return phi
+
+        state = _AllActive(out, after)
+        state.entry_values = {
+            phi: meet([(entry_values[phi], pre), (back[phi], out)]) for phi in phis
+        }
+        state.firsts = {
+            phi: meet([(first, pre), (back0[phi], out)]) for phi, first in firsts.items()
+        }
+        state.mask = meet([(entry_wide, pre), (going_on, out)])
+        zero = ir.Constant(going_on.type, None)
+        state.exits = {edge: meet([(zero, pre), (lanes, out)]) for edge, lanes in left.items()}
+        state.live = {
+            value: meet([(ir.Constant(found.type, ir.Undefined), pre), (found, out)])
+            for value, found in live.items()
+        }
+        state.left, state.left_live = left, live
+        return state
+
+    def _goes_on(self, loop: _Loop, cont):
+        """Scalar i1: every lane takes the back edge of ``loop``'s latch (``cont``, the
+        back edge's mask), in its all-active copy. Where the latch branches on a compare
+        that ``_every_lane`` decides from lane 0 (``i + G < n`` of a grid-stride loop),
+        that and the latch's own mask; else the lanes of ``cont``."""
+        latch = loop.latches[0]
+        term = latch.terminator
+        if isinstance(term, ir.ConditionalBranch) and term.operands[1] is not term.operands[2]:
+            holds = self._every_lane(term.operands[0], term.operands[1] is loop.header, latch)
+            if holds is not None:
+                return self.b.and_(self._all(self.block_mask[latch]), holds)
+        return self._all(cont)
+
+    def _every_lane(self, cond, value: bool, block):
+        """Scalar i1 that implies integer compare ``cond`` is ``value`` in every lane, or
+        None: a uniform condition; ``x && y`` (when ``value``) of conditions it decides;
+        ``a < n`` (any predicate but ``==``/``!=``) with uniform n and i64 a whose
+        lanes are lane 0's + i * s (``_affine``, constant s > 0): when lane 0's + (W - 1) * s
+        does not pass the type's bound, the lanes are in order and the compare of the
+        first (``>``, ``>=``) or the last (``<``, ``<=``) decides it for all. Scalar
+        instructions where the vector compare and its reduction take a dozen."""
+        cond = self._resolve(cond)
+        if cond not in self.varying:  # the same in every lane
+            found = self._value(cond, block, False)
+            return found if value else self.b.not_(found)
+        both = _logical_and(cond) if value else None
+        if both is not None:  # ``x && y`` (``and``, or ``select x, y, false``)
+            x, y = (self._every_lane(op, True, block) for op in both)
+            return None if x is None or y is None else self.b.and_(x, y)
+        if not isinstance(cond, ir.ICMPInstr) or cond.op not in _FLIPPED:
+            return None
+        op = cond.op if value else _NEGATED[cond.op]
+        a, n = (self._resolve(x) for x in cond.operands)
+        if a not in self.varying:
+            a, n, op = n, a, _FLIPPED[op]
+        step = self.stride.get(a)
+        if n in self.varying or a.type != I64 or not step or step < 0 or not self._affine(a):
+            return None
+        b = self.b
+        span = ir.Constant(I64, (self.W - 1) * step)
+        signed = op[0] == "s"
+        limit = (1 << 63) - 1 if signed else (1 << 64) - 1
+        if (self.W - 1) * step > limit:
+            return None
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        first = self._lane0(a)
+        in_order = cmp("<=", first, ir.Constant(I64, limit - (self.W - 1) * step))
+        extreme = b.add(first, span) if op[1] == "l" else first
+        bound = self._value(n, block, False)
+        every = self._put(ir.ICMPInstr(b.block, op, extreme, bound, name="lanes.every"))
+        return b.and_(in_order, every)
 
     # instructions ------------------------------------------------------------------
 
@@ -2423,6 +2712,19 @@ def frame_alias_scopes(fn: ir.Function) -> None:
             other = _OTHER if mine == _FRAME else _FRAME
             inst.set_metadata("alias.scope", lists[mine])
             inst.set_metadata("noalias", lists[other])
+
+
+def _logical_and(cond) -> tuple | None:
+    """(x, y) of an i1 ``and x, y`` or ``select x, y, false`` (LLVM's ``x && y``), else None."""
+    if not isinstance(cond, ir.Instruction) or cond.type != I1:
+        return None
+    if cond.opname == "and":
+        return tuple(cond.operands)
+    if isinstance(cond, ir.SelectInstr):
+        off = _int_constant(cond.operands[2])
+        if off == 0:
+            return cond.operands[0], cond.operands[1]
+    return None
 
 
 def _operands(inst) -> list:
