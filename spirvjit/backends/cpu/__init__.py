@@ -128,26 +128,38 @@ class CpuBackend(Backend):
         # A program built for any CPU target (x86-64-v3, ...) runs on this host.
         return host_device()
 
-    def load(self, program, kernel: str, device: Device, check: bool = False):
+    def load(self, program, kernel: str, device: Device, check: bool = False, tiers: bool = True):
         """``check``: the checked-mode variant (its own cache key and translation).
-        SPIRVJIT_TIERED=1: a kernel that is not in hand compiled (native or cached) first
-        runs quickly compiled code, replaced by the optimized code once a background
-        thread has it (tiered.py)."""
+        Tiered (the default; SPIRVJIT_TIERED=0 turns it off), unless ``tiers`` is False: a
+        kernel that is not in hand compiled (native or cached) first runs quickly compiled
+        code, replaced by the optimized code that a background thread compiles at the
+        same time (tiered.py)."""
         if program.target.kind != self.kind:
             program = program.for_target(device.target)
         with gcpause.paused():  # the launch waits for it (gcpause.py)
-            return self._load_for_launch(program, kernel, check)
+            return self._load_for_launch(program, kernel, check, tiers)
 
-    def _load_for_launch(self, program, kernel: str, check: bool):
+    def load_optimized(self, program, kernel: str, device: Device):
+        # Kernel.compile(): the optimized code, compiled now, no quick tier.
+        return self.load(program, kernel, device, tiers=False)
+
+    def _load_for_launch(self, program, kernel: str, check: bool, tiers: bool = True):
         if (
-            not check
+            tiers
+            and not check
             and config.tiered()
+            and not tiered.exiting()
             and not debugload.wanted(program.module)
             and program.object_code(kernel, compile=False)[0] is None
             and tiered.worth_it(program, kernel)
         ):
-            quick = self._load(program, kernel, (QUICK_TIER,))
-            return tiered.TieredKernel(quick, lambda: self._load(program, kernel), kernel)
+            # The optimized tier's thread starts first, then the quick tier compiles on
+            # this one: the two compile at the same time.
+            return tiered.TieredKernel(
+                lambda: self._load(program, kernel, (QUICK_TIER,)),
+                lambda: self._load(program, kernel),
+                kernel,
+            )
         return self._load(program, kernel, CHECK_SPECIALIZATION if check else ())
 
     def _load(self, program, kernel: str, specialization: tuple = ()) -> CpuKernel:

@@ -13,13 +13,17 @@ launches while a background thread compiles the optimized tier, which then repla
   the optimized code where the quick code would not finish first);
 - the optimized tier is compiled once, by the one background thread started when the
   kernel is loaded (``Kernel._loaded_on`` loads a kernel once per device, whichever
-  threads launch it first);
+  threads launch it first), before the quick tier's compile, so that both compile at the
+  same time (the program locks per variant, not across compiles, and the long LLVM
+  calls run without llvmlite's process-wide lock: ``codegen.unlocked``);
+- a background compile still pending when the process exits is given up at its next
+  stage boundary (``abandon_pending``): the exit waits at most for the stage in flight;
 - only the optimized tier goes into the cache (the quick tier's specialization,
   ``jit.QUICK_TIER``, is never looked up or stored), so a later process starts optimized;
 - both tiers compute the same results (``worth_it``).
 
-Off by default (docs/design.md says why). ``Kernel.wait_optimized()`` waits for the
-optimized tier.
+On by default for the CPU (SPIRVJIT_TIERED=0 turns it off). ``Kernel.wait_optimized()``
+waits for the optimized tier; ``Kernel.compile()`` loads the optimized tier directly.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ... import jit
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
 from . import gcpause
@@ -111,10 +116,10 @@ def _claim_rest() -> Callable[[int, int], int]:
     return function(tracker["spirvjit_claim_rest"])
 
 
-# A fork waits for the optimized tiers being compiled: their threads hold the program's
-# lock, llvmlite's and LLVM's, which the child (which has none of the threads) would find
-# held forever; it joins the threads, since one that has swapped its tier in still drops
-# LLVM objects (under llvmlite's lock) on its way out.
+# A fork waits for the optimized tiers being compiled: their threads may hold locks
+# (llvmlite's, LLVM's, a program's per-variant ones) which the child (which has none of the
+# threads) would find held forever; it joins the threads, since one that has swapped its
+# tier in still drops LLVM objects (under llvmlite's lock) on its way out.
 FORK_WAIT_SECONDS = 30.0
 _THREAD_PREFIX = "spirvjit optimize "
 
@@ -128,6 +133,35 @@ def _before_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
+
+
+# Exit: the background compiles nobody has asked for are given up. Their threads are not
+# daemons (a daemon thread stopped inside LLVM while the interpreter and LLVM's static
+# objects are torn down can crash the exit), so the interpreter joins them; before it does
+# (``threading._register_atexit``: called before the non-daemon threads are joined) every
+# pending compile is told to stop at its next stage boundary (``jit.abandoned_when``).
+EXITING = threading.Event()
+_pending: set[TieredKernel] = set()
+_pending_lock = threading.Lock()
+
+
+def exiting() -> bool:
+    """The process is exiting: no new background compile is started."""
+    return EXITING.is_set()
+
+
+def abandon_pending() -> None:
+    """Gives up every optimized tier still compiling, at its next stage boundary: their
+    kernels keep running the quick code (``TieredKernel.error`` is a ``jit.Abandoned``)."""
+    EXITING.set()
+    with _pending_lock:
+        pending = list(_pending)
+    for kernel in pending:
+        kernel.abandon()
+
+
+if hasattr(threading, "_register_atexit"):
+    threading._register_atexit(abandon_pending)
 
 
 class _Running:
@@ -160,40 +194,63 @@ class TieredKernel:
     record and local memory. A launch holds its tier (a local reference) until the
     pool has returned, that is until every worker is done with its code."""
 
-    def __init__(self, quick, optimize: Callable[[], object], name: str) -> None:
-        self._current = quick
-        self._quick = quick  # None once the optimized tier is in (or never will be)
-        self._started = time.perf_counter()  # the background compile's start
+    def __init__(
+        self, quick: Callable[[], object], optimize: Callable[[], object], name: str
+    ) -> None:
+        """Starts ``optimize`` (the optimized tier's load) on a background thread, then
+        runs ``quick`` (the quick tier's) on this one: the two compile at the same time."""
+        self._current = None  # the tier launches run: set by whichever tier comes first
+        self._quick = None  # the quick tier while it may be swapped out, else None
+        self._started = time.perf_counter()  # both compiles' start
         self._lock = threading.Lock()
         self._running: set[_Running] = set()
+        self._abandoned = False
         self.tier = 0
-        self.signature = quick.signature
-        self.origin = quick.origin
-        self.times = quick.times
-        self.compile_seconds = quick.compile_seconds
-        self.optimized_seconds: float | None = None
-        self.optimized_times = None
         self.switched = 0  # launches that switched to the optimized tier midway
         self.waited = 0  # launches on the quick tier that stopped to wait for it
         self.error: BaseException | None = None  # why the optimized tier is missing
+        self.optimized_seconds: float | None = None
+        self.optimized_times = None
         self._optimized = threading.Event()
-        # Not a daemon: the interpreter waits for it at exit rather than stopping it in
-        # the middle of LLVM.
+        # Not a daemon (see abandon_pending): the interpreter joins it at exit.
         self._thread = threading.Thread(
             target=self._optimize, args=(optimize,), name=_THREAD_PREFIX + name
         )
+        with _pending_lock:
+            _pending.add(self)
         self._thread.start()
+        try:
+            code = quick()
+        except BaseException:
+            self.abandon()  # the load fails: no launch will run the optimized tier
+            raise
+        with self._lock:
+            if self._current is None:  # (else the optimized tier was in first)
+                self._current = code
+                self._quick = code if self.error is None else None
+        self.signature = code.signature
+        self.origin = code.origin
+        self.times = code.times
+        self.compile_seconds = code.compile_seconds
+
+    def abandon(self) -> None:
+        """Gives up the optimized tier's compile at its next stage boundary."""
+        self._abandoned = True
 
     def _optimize(self, optimize: Callable[[], object]) -> None:
         gcpause.mark_background()
         try:
-            full = optimize()
+            with jit.abandoned_when(lambda: self._abandoned):
+                full = optimize()
             claim_rest = _claim_rest()
         except Exception as exc:  # the quick tier keeps running: slower, still right
             self.error = exc
             with self._lock:
                 self._quick = None  # launches run it as a plain CpuKernel from now on
-            log.warning("spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc)
+            if not isinstance(exc, jit.Abandoned):
+                log.warning(
+                    "spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc
+                )
         else:
             self.optimized_seconds = full.compile_seconds
             self.optimized_times = full.times
@@ -207,6 +264,8 @@ class TieredKernel:
                     running.resume = claim_rest(field, record.total_groups)
         finally:
             self._optimized.set()
+            with _pending_lock:
+                _pending.discard(self)
 
     def wait_optimized(self, timeout: float | None = None) -> bool:
         """Waits until the optimized tier is in (or failed); False if ``timeout`` passed."""
