@@ -396,16 +396,18 @@ class Kernel:
                 return False
         return True
 
-    def compile(self, device: Device | None = None) -> None:
+    def compile(self, device: Device | None = None, *, quick: bool = False) -> None:
         """JIT-compiles and loads the kernel now instead of at its first launch: its best
         code, the optimized tier, whether tiered or not (a first launch on the CPU runs
         quickly compiled code while the optimized code compiles in the background,
         backends/cpu/tiered.py). After a tiered first launch it waits for the optimized
-        tier."""
+        tier. ``quick=True``: loads what a first launch would and returns (on the CPU,
+        tiered: the quick tier, the optimized one still compiling; ``wait_optimized``)."""
         if device is None:
-            loaded = self._default = self._loaded_on(self._default_device(), optimized=True)
+            device = self._default_device()
+            loaded = self._default = self._loaded_on(device, optimized=not quick)
         else:
-            loaded = self._loaded_on(device, optimized=True)
+            loaded = self._loaded_on(device, optimized=not quick)
         prepare = getattr(loaded, "prepare", None)
         if prepare is not None:
             # A GPU kernel compiles a variant at the launch that runs it: compile() asks
@@ -413,7 +415,7 @@ class Kernel:
             prepare()
             self.compile_seconds = loaded.compile_seconds
         wait = getattr(loaded, "wait_optimized", None)
-        if wait is not None:  # a tiered load made by a launch before
+        if wait is not None and not quick:  # a tiered load made by a launch before
             wait()
 
     def __call__(

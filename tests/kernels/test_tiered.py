@@ -1,4 +1,4 @@
-"""Tiered JIT on the CPU (SPIRVJIT_TIERED=1, backends/cpu/tiered.py).
+"""Tiered JIT on the CPU (the default; SPIRVJIT_TIERED=0 turns it off; backends/cpu/tiered.py).
 
 The first launches run the quick tier while a background thread compiles the optimized
 one, which then replaces it. Each tier is compiled exactly once however many threads
@@ -209,8 +209,14 @@ def test_inline_exp_kernels_are_tiered_with_the_same_bits(tiered_on, monkeypatch
     np.testing.assert_array_equal(quick.view(np.uint32), optimized.view(np.uint32))
 
 
-def test_off_without_the_variable(tiered_on, monkeypatch) -> None:
+def test_on_by_default_and_off_with_the_variable_at_0(tiered_on, monkeypatch) -> None:
     monkeypatch.delenv("SPIRVJIT_TIERED")
+    program, kernel = _arith("by_default")
+    _run_arith(kernel)
+    assert isinstance(kernel._default, tiered.TieredKernel)
+    assert kernel.wait_optimized(120)
+    tiered_on.clear()
+    monkeypatch.setenv("SPIRVJIT_TIERED", "0")
     program, kernel = _arith("untiered")
     y, h = _run_arith(kernel)
     assert not isinstance(kernel._default, tiered.TieredKernel)
@@ -399,7 +405,7 @@ def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
     kernel(x, first, global_size=4096)
     assert not isinstance(kernel._default, tiered.TieredKernel)
     release.set()
-    monkeypatch.delenv("SPIRVJIT_TIERED")
+    monkeypatch.setenv("SPIRVJIT_TIERED", "0")
     source = FAST_MATH % "b"
     untiered = spirvjit.compile_opencl(source, ["-cl-fast-relaxed-math"]).kernel("fast_b")
     optimized = np.zeros(4096, np.float32)

@@ -149,30 +149,44 @@ class CpuBackend(Backend):
             and not check
             and config.tiered()
             and not tiered.exiting()
+            # SPIRVJIT_DUMP: the dumps are the code launches run, written before they run.
+            and config.dump_dir() is None
             and not debugload.wanted(program.module)
-            and program.object_code(kernel, compile=False)[0] is None
-            and tiered.worth_it(program, kernel)
         ):
-            # The optimized tier's thread starts first, then the quick tier compiles on
-            # this one: the two compile at the same time.
-            return tiered.TieredKernel(
-                lambda: self._load(program, kernel, (QUICK_TIER,)),
-                lambda: self._load(program, kernel),
-                kernel,
-            )
+            from ...jit import StageTimes
+
+            times = StageTimes()  # the cache lookup's time counts in the load's
+            in_hand = program.object_code(kernel, times, compile=False)
+            if in_hand[0] is not None:  # native or cached: loaded as found (its origin)
+                return self._load(program, kernel, (), (*in_hand, times))
+            if tiered.worth_it(program, kernel):
+                # The optimized tier's thread starts first, then the quick tier compiles
+                # on this one: the two compile at the same time.
+                return tiered.TieredKernel(
+                    lambda: self._load(program, kernel, (QUICK_TIER,)),
+                    lambda: self._load(program, kernel),
+                    kernel,
+                )
         return self._load(program, kernel, CHECK_SPECIALIZATION if check else ())
 
-    def _load(self, program, kernel: str, specialization: tuple = ()) -> CpuKernel:
+    def _load(
+        self, program, kernel: str, specialization: tuple = (), in_hand: tuple | None = None
+    ) -> CpuKernel:
         """Kernel ``kernel`` of ``program`` (for this backend's target) loaded: native,
-        cached or compiled code of the variant ``specialization`` names."""
+        cached or compiled code of the variant ``specialization`` names; ``in_hand``:
+        ``program.object_code``'s answer already asked for, and the StageTimes it ran
+        with (not a debug build)."""
         from ...jit import StageTimes
 
         check = CHECK_SPECIALIZATION[0] in specialization
-        times = StageTimes()
+        times = StageTimes() if in_hand is None else in_hand[2]
         debug = debugload.wanted(program.module)
         if debug:  # under gdb, or SPIRVJIT_DEBUG_INFO=1: a shared object gdb can see
             specialization += debugload.DEBUG_SPECIALIZATION
-        obj, origin = program.object_code(kernel, times, specialization)
+        if in_hand is not None and not debug:
+            obj, origin = in_hand[:2]
+        else:
+            obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
         data = self._data_library(program)
         while True:  # at most: native, then cached, then compiled code

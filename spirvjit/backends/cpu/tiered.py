@@ -164,6 +164,14 @@ if hasattr(threading, "_register_atexit"):
     threading._register_atexit(abandon_pending)
 
 
+@functools.cache
+def _compile_slots() -> threading.Semaphore:
+    """How many optimized tiers compile at once: all cores but one (left to the quick
+    compiles and launches), at least one. A process that loads many kernels at once
+    queues their optimized compiles instead of running hundreds side by side."""
+    return threading.Semaphore(max(1, _cores() - 1))
+
+
 class _Running:
     """A launch in flight on the quick tier: its record, and where the optimized tier
     takes over (None: it did not)."""
@@ -240,7 +248,7 @@ class TieredKernel:
     def _optimize(self, optimize: Callable[[], object]) -> None:
         gcpause.mark_background()
         try:
-            with jit.abandoned_when(lambda: self._abandoned):
+            with _compile_slots(), jit.abandoned_when(lambda: self._abandoned):
                 full = optimize()
             claim_rest = _claim_rest()
         except Exception as exc:  # the quick tier keeps running: slower, still right
