@@ -81,7 +81,7 @@ class Program:
         self.offload_code = tuple(offload_code)
         # Guards this object's dictionaries, held briefly, never across a translation or a
         # compile: those take a lock of their own per translation (``_translations``) and
-        # per kernel variant (``_compiling``), so that different kernels and variants of
+        # per kernel variant (``_once``), so that different kernels and variants of
         # the program (the tiered JIT's quick and optimized tiers of one kernel) compile
         # at the same time, each exactly once.
         self._lock = threading.RLock()

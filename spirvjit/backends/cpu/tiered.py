@@ -164,6 +164,23 @@ if hasattr(threading, "_register_atexit"):
     threading._register_atexit(abandon_pending)
 
 
+def wait_pending(timeout: float | None = None) -> bool:
+    """Waits until no optimized tier is compiling or queued; False if ``timeout`` seconds
+    passed first. A background compile reads the settings (SPIRVJIT_DUMP, SPIRVJIT_WFV,
+    ...) when it runs: the test suite waits after each test, so that a test's compiles
+    run under its settings, not the next test's."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _pending_lock:
+            pending = list(_pending)
+        if not pending:
+            return True
+        for kernel in pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not kernel.wait_optimized(left):
+                return False
+
+
 @functools.cache
 def _compile_slots() -> threading.Semaphore:
     """How many optimized tiers compile at once: all cores but one (left to the quick
@@ -271,9 +288,9 @@ class TieredKernel:
                     field = ctypes.addressof(record) + LaunchRecord.next_group.offset
                     running.resume = claim_rest(field, record.total_groups)
         finally:
-            self._optimized.set()
             with _pending_lock:
                 _pending.discard(self)
+            self._optimized.set()
 
     def wait_optimized(self, timeout: float | None = None) -> bool:
         """Waits until the optimized tier is in (or failed); False if ``timeout`` passed."""
