@@ -285,10 +285,11 @@ def _one_process(name: str, passes: int, env: dict) -> dict:
         [sys.executable, __file__, "--one", name, "--passes", str(passes)],
         capture_output=True,
         text=True,
-        check=True,
         env={**os.environ, **env, "SPIRVJIT_CACHE": "0"},
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    )
+    if out.returncode:
+        raise RuntimeError(f"{name} {env}: exit status {out.returncode}:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def suite(runs: int, only: list[str], passes: int = 0, untiered: bool = True) -> int:
