@@ -1,4 +1,4 @@
-"""Tiered JIT on the host CPU (SPIRVJIT_TIERED=1): quick code first, optimized code later.
+"""Tiered JIT on the host CPU (the default; SPIRVJIT_TIERED=0 turns it off): quick code first.
 
 A kernel's full compile (whole-function vectorization, LLVM's O3/O2, -O3 code generation)
 takes 100-500 ms of CPU on the suite's kernels with llvmlite's LLVM (benchmarks/results/
