@@ -233,8 +233,9 @@ class TieredKernel:
         GIL the background translation holds (CPython hands it over after the 5 ms switch
         interval): measured (jit_times one-kernel runs, interleaved, median of 3 on the
         loaded 2-core machine), starting both at once took the quick tier from 164 to
-        235 ms wall (saxpy), 140 to 406 (nbody), 188 to 385 (sgemm), and brought the
-        optimized tier no sooner (source to swap: 762/851, 3463/3714, 4124/4125 ms).
+        235 ms wall (saxpy), 140 to 406 (nbody), 188 to 385 (sgemm), 178 to 208
+        (reduction), and brought the optimized tier no sooner (source to swap: 762/851,
+        3463/3714, 4124/4125, 1962/1842 ms).
         What runs beside the optimized compile is the quick code's launches and other
         kernels' compiles."""
         self._current = None  # the tier launches run: set by whichever tier comes first
