@@ -35,6 +35,8 @@ class _Variant:
         self.case, self.p, self.check = case, p, check
         prog = spirvjit.compile_opencl(case.source, options=list(case.options))
         self.kernel = prog.kernel(case.name)
+        if not check:  # the optimized code (no quick tier); checked mode is never tiered
+            self.kernel.compile()
         self.global_size, self.local_size = case.ndrange(p)
         self.fresh()
         self.times: list[float] = []

@@ -86,11 +86,13 @@ def force_jit() -> bool:
 
 
 def tiered() -> bool:
-    """SPIRVJIT_TIERED=1: a CPU kernel's first launch runs quickly compiled code (no
-    vectorization, -O0 code generation) while the optimized code is compiled on a
-    background thread and replaces it for later launches (backends/cpu/tiered.py). Off by
-    default: every compile is then synchronous and fully optimized."""
-    return _flag("SPIRVJIT_TIERED")
+    """Tiered CPU JIT, on unless SPIRVJIT_TIERED=0 (or false/no/off): a CPU kernel's first
+    launch runs quickly compiled code (no vectorization, -O0 code generation) while the
+    optimized code is compiled at the same time on a background thread and replaces it,
+    also in the middle of a launch (backends/cpu/tiered.py). ``Kernel.compile()`` always
+    loads the optimized code. Off: every compile is synchronous and fully optimized."""
+    value = os.environ.get("SPIRVJIT_TIERED", "").strip().lower()
+    return value not in ("0", "false", "no", "off")
 
 
 def opt_level() -> int | None:

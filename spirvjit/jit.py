@@ -6,10 +6,12 @@ timing, logging (SPIRVJIT_DEBUG) and dumping (SPIRVJIT_DUMP) wrap them from outs
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,25 @@ log = logging.getLogger("spirvjit")
 _FILE_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+class Abandoned(Exception):
+    """A compile given up between two of its stages (``abandoned_when``)."""
+
+
+_abandon = threading.local()  # .check: this thread's abandon_when condition
+
+
+@contextlib.contextmanager
+def abandoned_when(check: Callable[[], bool]) -> Iterator[None]:
+    """Within: every stage this thread starts (``StageTimes.run``) raises Abandoned
+    instead once ``check()`` is true. A background compile nobody waits for can so be
+    given up at the next stage boundary (the tiered JIT's at process exit)."""
+    _abandon.check = check
+    try:
+        yield
+    finally:
+        _abandon.check = None
+
+
 @dataclass
 class StageTimes:
     """Seconds spent per stage of one JIT, in pipeline order."""
@@ -34,6 +55,9 @@ class StageTimes:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def run(self, name: str, fn: Callable, *args):
+        check = getattr(_abandon, "check", None)
+        if check is not None and check():
+            raise Abandoned(f"compile abandoned before its {name} stage")
         start = time.perf_counter()
         try:
             return fn(*args)

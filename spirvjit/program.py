@@ -79,11 +79,19 @@ class Program:
         # for_target.
         self._other_targets = dict(other_targets or {})
         self.offload_code = tuple(offload_code)
+        # Guards this object's dictionaries, held briefly, never across a translation or a
+        # compile: those take a lock of their own per translation (``_translations``) and
+        # per kernel variant (``_once``), so that different kernels and variants of
+        # the program (the tiered JIT's quick and optimized tiers of one kernel) compile
+        # at the same time, each exactly once.
         self._lock = threading.RLock()
-        self._translation: Translation | None = None
-        # Checked and debug translations (CPU), by their backend options.
-        self._variant_translations: dict[tuple[str, ...], Translation] = {}
-        self._translate_seconds = 0.0
+        # Translations by their backend options (() the program's own; checked, debug
+        # and quick-tier ones on the CPU).
+        self._translations: dict[tuple[str, ...], Translation] = {}
+        # Seconds of a translation not yet counted by a compile (the next compile of
+        # that translation reports them as its "translate" stage).
+        self._translate_seconds: dict[tuple[str, ...], float] = {}
+        self._once_locks: dict[object, threading.Lock] = {}
         self._kernels: dict[str, Kernel] = {}
         self._for_targets: dict[Target, Program] = {}
         # What backends keep per device for this program (GPU variables' state).
@@ -192,33 +200,26 @@ class Program:
 
     def translation(self) -> Translation:
         """The whole module translated for the target (once per program)."""
-        with self._lock:
-            return self._translated()
+        return self._variant_translated(())
 
-    def _translated(self) -> Translation:
-        if self._translation is None:
-            times = jit.StageTimes()
-            self._translation = times.run(
-                "translate",
-                jit.translate_program,
-                self.module,
-                self.target,
-                self.spec_constants,
-                self.symbol_prefix,
-                self.options,
-            )
-            self._translate_seconds = times.total
-        return self._translation
+    def _once(self, key: object) -> threading.Lock:
+        """The lock that makes the work named ``key`` (a translation, a kernel variant's
+        compile) happen once while other work of the program goes on."""
+        with self._lock:
+            found = self._once_locks.get(key)
+            if found is None:
+                found = self._once_locks[key] = threading.Lock()
+            return found
 
     def translation_for(self, specialization: tuple) -> Translation:
         """The translation the kernel variant ``specialization`` is compiled from (checked,
         debug, quick tier; () the program's own), once per program."""
-        with self._lock:
-            return self._translation_for(specialization)
+        return self._translation_for(specialization)
 
-    def _translation_for(self, specialization: tuple) -> Translation:
-        """The translation a kernel variant is compiled from."""
-        extra = tuple(
+    @staticmethod
+    def _translation_options(specialization: tuple) -> tuple[str, ...]:
+        """The backend options of the translation the variant ``specialization`` needs."""
+        return tuple(
             option
             for option, variant in (
                 ("spirvjit:check", ("check", "1")),
@@ -227,25 +228,37 @@ class Program:
             )
             if variant in specialization
         )
-        return self._variant_translated(extra) if extra else self._translated()
+
+    def _translation_for(self, specialization: tuple) -> Translation:
+        """The translation a kernel variant is compiled from."""
+        return self._variant_translated(self._translation_options(specialization))
 
     def _variant_translated(self, extra: tuple[str, ...]) -> Translation:
         """The module translated with backend options ``extra`` (checked mode:
-        ``spirvjit:check``; debug mode: ``spirvjit:debug``), once per program."""
-        found = self._variant_translations.get(extra)
-        if found is None:
-            times = jit.StageTimes()
-            found = self._variant_translations[extra] = times.run(
-                "translate",
-                jit.translate_program,
-                self.module,
-                self.target,
-                self.spec_constants,
-                self.symbol_prefix,
-                (*self.options, *extra),
-            )
-            self._translate_seconds += times.total  # the next compile's stage
-        return found
+        ``spirvjit:check``; debug mode: ``spirvjit:debug``; the quick tier:
+        ``spirvjit:quick``; none: the program's own), once per program; other
+        translations and compiles of the program go on meanwhile."""
+        found = self._translations.get(extra)
+        if found is not None:
+            return found
+        with self._once(("translate", extra)):
+            found = self._translations.get(extra)
+            if found is None:
+                times = jit.StageTimes()
+                found = times.run(
+                    "translate",
+                    jit.translate_program,
+                    self.module,
+                    self.target,
+                    self.spec_constants,
+                    self.symbol_prefix,
+                    (*self.options, *extra),
+                )
+                with self._lock:
+                    self._translations[extra] = found
+                    # The next compile from it reports them as its stage.
+                    self._translate_seconds[extra] = times.total
+            return found
 
     def object_code(
         self,
@@ -264,17 +277,20 @@ class Program:
         what is in hand (native or cached); ``(None, "")`` where it would be compiled.
         """
         times = times or jit.StageTimes()
+        if name not in self._signatures:
+            # A source-level name, or the LaunchError that lists the kernels.
+            name = self.kernel(name).name
         with self._lock:
-            if name not in self._signatures:
-                # A source-level name, or the LaunchError that lists the kernels.
-                name = self.kernel(name).name
             obj = None if specialization else self._native_objects.get(name)
-            if obj is not None:
-                return obj, "native"
-            key = self.kernel_key(name, specialization)
-            directory = config.dump_dir()
-            # The quick tier is never cached: the cache holds optimized code only.
-            transient = jit.QUICK_TIER in specialization
+        if obj is not None:
+            return obj, "native"
+        key = self.kernel_key(name, specialization)
+        directory = config.dump_dir()
+        # The quick tier is never cached: the cache holds optimized code only.
+        transient = jit.QUICK_TIER in specialization
+        # One compile per variant at a time (a second caller finds its result in the
+        # cache); other kernels and variants compile meanwhile.
+        with self._once(("compile", name, specialization)):
             # Dumps come from compiling, so SPIRVJIT_DUMP skips the cache lookup.
             hit = None if directory or transient else times.run("cache", cache.lookup, key)
             if hit is not None:
@@ -291,8 +307,10 @@ class Program:
                 jit.dump(directory, stem, {"spv": self._spirv, "spvasm": disassemble(self.module)})
             symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
             translation = self._translation_for(specialization)
-            if self._translate_seconds:
-                times.seconds["translate"], self._translate_seconds = self._translate_seconds, 0.0
+            with self._lock:
+                seconds = self._translate_seconds.pop(self._translation_options(specialization), 0)
+            if seconds:
+                times.seconds["translate"] = seconds
             obj = jit.compile_kernel(
                 translation, self.target, symbol, name, times, specialization, stem
             )
@@ -303,13 +321,12 @@ class Program:
     def assembly(self, name: str, specialization: tuple[tuple[str, str], ...] = ()) -> str:
         """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX);
         ``specialization`` as for ``object_code``."""
-        with self._lock:
-            if name not in self._signatures:
-                # A source-level name, or the LaunchError that lists the kernels.
-                name = self.kernel(name).name
-            symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
-            translation = self._translation_for(specialization)
-            return jit.kernel_assembly(translation, self.target, symbol, specialization)
+        if name not in self._signatures:
+            # A source-level name, or the LaunchError that lists the kernels.
+            name = self.kernel(name).name
+        symbol = jit.kernel_symbol(self.module, self.symbol_prefix, name, self.target)
+        translation = self._translation_for(specialization)
+        return jit.kernel_assembly(translation, self.target, symbol, specialization)
 
     def refuse_object_code(
         self,
@@ -323,19 +340,20 @@ class Program:
         unified binary's; "memory"/"disk": the cache's), e.g. wrong symbols or it does not
         link: drops it (one warning; a cache entry is removed) and returns the next
         candidate, as ``object_code`` does, in the end compiled from the SPIR-V."""
-        with self._lock:
-            if origin == "native":
+        if origin == "native":
+            with self._lock:
                 self._native_objects.pop(name, None)
-                log.warning(
-                    "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
-                    "from the SPIR-V",
-                    self.name,
-                    name,
-                    why,
-                )
-            else:
+            log.warning(
+                "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
+                "from the SPIR-V",
+                self.name,
+                name,
+                why,
+            )
+        else:
+            with self._once(("compile", name, specialization)):
                 cache.discard(self.kernel_key(name, specialization), why)
-            return self.object_code(name, times, specialization)
+        return self.object_code(name, times, specialization)
 
 
 class Kernel:
@@ -348,6 +366,9 @@ class Kernel:
         self._arguments = ArgumentPacker(signature)  # binds keyword arguments
         self.compile_seconds: float | None = None
         self._loaded: dict[Device, object] = {}  # device -> the backend's LoadedKernel
+        # Held while this kernel is loaded (its own lock, not the program's: the program's
+        # other kernels load meanwhile, and so does this kernel's optimized tier).
+        self._load_lock = threading.Lock()
         self._default = None  # the LoadedKernel of launches that name no device
 
     @property
@@ -356,10 +377,10 @@ class Kernel:
 
     @property
     def optimized_seconds(self) -> float | None:
-        """SPIRVJIT_TIERED=1 (CPU): seconds the background compile of the optimized tier
-        took for launches that name no device, None while it runs or before the kernel is
-        loaded (``compile_seconds`` is then the quick tier's). Without tiering, or when
-        the kernel was not tiered: ``compile_seconds``."""
+        """Tiered (CPU, SPIRVJIT_TIERED): seconds the background compile of the optimized
+        tier took for launches that name no device, None while it runs or before the
+        kernel is loaded (``compile_seconds`` is then the quick tier's). Without tiering,
+        or when the kernel was not tiered: ``compile_seconds``."""
         loaded = self._default
         if loaded is None:
             return None
@@ -375,17 +396,27 @@ class Kernel:
                 return False
         return True
 
-    def compile(self, device: Device | None = None) -> None:
-        """JIT-compiles and loads the kernel now instead of at its first launch (with
-        SPIRVJIT_TIERED=1 on the CPU: its quick tier, the optimized one in the background;
-        ``wait_optimized``)."""
-        loaded = self._default_loaded() if device is None else self._loaded_on(device)
+    def compile(self, device: Device | None = None, *, quick: bool = False) -> None:
+        """JIT-compiles and loads the kernel now instead of at its first launch: its best
+        code, the optimized tier, whether tiered or not (a first launch on the CPU runs
+        quickly compiled code while the optimized code compiles in the background,
+        backends/cpu/tiered.py). After a tiered first launch it waits for the optimized
+        tier. ``quick=True``: loads what a first launch would and returns (on the CPU,
+        tiered: the quick tier, the optimized one still compiling; ``wait_optimized``)."""
+        if device is None:
+            device = self._default_device()
+            loaded = self._default = self._loaded_on(device, optimized=not quick)
+        else:
+            loaded = self._loaded_on(device, optimized=not quick)
         prepare = getattr(loaded, "prepare", None)
         if prepare is not None:
             # A GPU kernel compiles a variant at the launch that runs it: compile() asks
             # for the generic one (right for any launch) now.
             prepare()
             self.compile_seconds = loaded.compile_seconds
+        wait = getattr(loaded, "wait_optimized", None)
+        if wait is not None and not quick:  # a tiered load made by a launch before
+            wait()
 
     def __call__(
         self,
@@ -440,24 +471,35 @@ class Kernel:
         else:
             loaded.launch(args, global_size, local_size, global_offset, **on_stream)
 
-    def _default_loaded(self):
+    def _default_device(self) -> Device:
         target = self.program.target
         # Finding the device asks the drivers for a GPU target: once per kernel.
         device = backend(target.kind).default_device(target)
         if device is None:
             raise LaunchError(f"no {target.name} device is present to run on", self.name)
-        self._default = self._loaded_on(device)
+        return device
+
+    def _default_loaded(self):
+        self._default = self._loaded_on(self._default_device())
         return self._default
 
-    def _loaded_on(self, device: Device):
+    def _loaded_on(self, device: Device, optimized: bool = False):
         """The kernel loaded on ``device``: compiled and loaded once, whichever threads
-        launch it first (they wait for the one that loads it)."""
-        with self.program._lock:
+        launch it first (they wait for the one that loads it); ``optimized``: as
+        ``compile()`` asks, the optimized code now (``Backend.load_optimized``) where no
+        launch has loaded it yet."""
+        found = self._loaded.get(device)
+        if found is not None:
+            return found
+        with self._load_lock:
             found = self._loaded.get(device)
             if found is None:
-                found = device.backend.load(self.program, self.name, device)
+                owner = device.backend
+                load = owner.load_optimized if optimized else owner.load
+                found = load(self.program, self.name, device)
                 self._loaded[device] = found
-                self.program.origins[self.name] = found.origin
+                with self.program._lock:
+                    self.program.origins[self.name] = found.origin
                 self.compile_seconds = found.compile_seconds
                 if config.debug():
                     log.info(
@@ -479,7 +521,7 @@ class Kernel:
         key = (device, "check")
         found = self._loaded.get(key)
         if found is None:
-            with self.program._lock:
+            with self._load_lock:
                 found = self._loaded.get(key)
                 if found is None:
                     found = device.backend.load_checked(self.program, self.name, device)

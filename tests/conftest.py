@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -18,3 +20,16 @@ def _private_kernel_cache(tmp_path_factory: pytest.TempPathFactory):
         patch.delenv("SPIRVJIT_CACHE", raising=False)
         patch.delenv("SPIRVJIT_CACHE_MAX_SIZE", raising=False)
         yield
+
+
+@pytest.fixture(autouse=True)
+def _background_compiles_end_with_their_test(monkeypatch: pytest.MonkeyPatch):
+    """Each test's tiered kernels finish their optimized tier's background compile
+    before the test ends: the compile reads the settings (SPIRVJIT_DUMP, SPIRVJIT_WFV,
+    ...) when it runs, and must see this test's, not the next test's (a dump of one test's
+    kernel turned up in the next test's dump directory). ``monkeypatch`` is requested so
+    that this runs before the test's environment is restored."""
+    yield
+    tiered = sys.modules.get("spirvjit.backends.cpu.tiered")  # (not imported: no kernels)
+    if tiered is not None:
+        assert tiered.wait_pending(600), "an optimized tier's compile did not end"

@@ -123,7 +123,14 @@ class Backend(ABC):
     def load(self, program: Program, kernel: str, device: Device) -> LoadedKernel:
         """Kernel ``kernel`` of ``program`` made runnable on ``device``: compiled (or
         found in a cache) for the device's target and loaded. Called once per kernel
-        and device, under the program's lock."""
+        and device, under the kernel's lock (``Kernel._loaded_on``; other kernels of the
+        program may load at the same time)."""
+
+    def load_optimized(self, program: Program, kernel: str, device: Device) -> LoadedKernel:
+        """``load`` as ``Kernel.compile()`` asks for it: the best code now. The host CPU's
+        first launch may load a quickly compiled tier first (backends/cpu/tiered.py);
+        this never does."""
+        return self.load(program, kernel, device)
 
     def load_checked(self, program: Program, kernel: str, device: Device) -> LoadedKernel:
         """The kernel's checked-mode variant (bounds-checked accesses, docs/debugging.md);

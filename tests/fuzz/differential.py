@@ -84,7 +84,7 @@ class Outcome:
     out: np.ndarray | None = None
     gat: np.ndarray | None = None
     error: str | None = None
-    # A tiered kernel (SPIRVJIT_TIERED=1): ``out``/``gat`` are its quick tier's first
+    # A tiered kernel (the CPU's default): ``out``/``gat`` are its quick tier's first
     # launch, this its optimized tier's launch on the same inputs (or the error that kept
     # the optimized tier from loading). Both must equal the reference.
     optimized: Outcome | None = None
@@ -173,7 +173,7 @@ def run_spirvjit(
 
 def _optimized_tier(kernel, k, args: list, seed: int, index: int, launch: dict) -> Outcome | None:
     """The optimized tier's outcome of a kernel whose first launch ran its quick tier
-    (SPIRVJIT_TIERED=1, backends/cpu/tiered.py); None for a kernel that was not tiered."""
+    (tiered, the CPU's default: backends/cpu/tiered.py); None for a kernel that was not tiered."""
     loaded = kernel._default  # the LoadedKernel of launches that name no device
     if getattr(loaded, "tier", None) is None:  # not a TieredKernel
         return None

@@ -1,4 +1,4 @@
-"""Tiered JIT on the CPU (SPIRVJIT_TIERED=1, backends/cpu/tiered.py).
+"""Tiered JIT on the CPU (the default; SPIRVJIT_TIERED=0 turns it off; backends/cpu/tiered.py).
 
 The first launches run the quick tier while a background thread compiles the optimized
 one, which then replaces it. Each tier is compiled exactly once however many threads
@@ -114,7 +114,7 @@ def test_only_the_optimized_tier_is_cached(tiered_on, monkeypatch) -> None:
     store = cache.store
     monkeypatch.setattr(cache, "store", lambda key, obj: (stored.append(key), store(key, obj)))
     program, kernel = _arith("cached")
-    kernel.compile()
+    _run_arith(kernel)  # a first launch: the quick tier, the optimized one beside it
     assert kernel.wait_optimized(120)
     assert stored == [program.kernel_key("arith_cached")]
     # A new process would find it: here, a new Program of the same SPIR-V loads it from
@@ -217,8 +217,14 @@ def test_inline_exp_kernels_are_tiered_with_the_same_bits(tiered_on, monkeypatch
     np.testing.assert_array_equal(quick.view(np.uint32), optimized.view(np.uint32))
 
 
-def test_off_without_the_variable(tiered_on, monkeypatch) -> None:
+def test_on_by_default_and_off_with_the_variable_at_0(tiered_on, monkeypatch) -> None:
     monkeypatch.delenv("SPIRVJIT_TIERED")
+    program, kernel = _arith("by_default")
+    _run_arith(kernel)
+    assert isinstance(kernel._default, tiered.TieredKernel)
+    assert kernel.wait_optimized(120)
+    tiered_on.clear()
+    monkeypatch.setenv("SPIRVJIT_TIERED", "0")
     program, kernel = _arith("untiered")
     y, h = _run_arith(kernel)
     assert not isinstance(kernel._default, tiered.TieredKernel)
@@ -407,7 +413,7 @@ def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
     kernel(x, first, global_size=4096)
     assert not isinstance(kernel._default, tiered.TieredKernel)
     release.set()
-    monkeypatch.delenv("SPIRVJIT_TIERED")
+    monkeypatch.setenv("SPIRVJIT_TIERED", "0")
     source = FAST_MATH % "b"
     untiered = spirvjit.compile_opencl(source, ["-cl-fast-relaxed-math"]).kernel("fast_b")
     optimized = np.zeros(4096, np.float32)
@@ -503,9 +509,9 @@ def test_a_launch_waits_for_the_optimized_code_no_longer_than_the_quick_code_tak
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
 def test_a_fork_waits_for_the_background_compile(tiered_on, monkeypatch) -> None:
-    """The optimized compile holds the program's lock; a child forked during it would
-    find that lock held forever (no thread to release it) and hang loading another
-    kernel of the program. Forking waits for the compile instead."""
+    """The optimized compile holds locks (the program's per-variant ones, llvmlite's); a
+    child forked during it would find them held forever (no thread to release them) and
+    hang loading the kernel's variant. Forking waits for the compile instead."""
     import os
 
     source = ARITH % "forked" + ARITH.replace("arith_%s", "arith_forked_too")
@@ -539,3 +545,213 @@ def test_a_fork_waits_for_the_background_compile(tiered_on, monkeypatch) -> None
             pytest.fail("the forked child hung")
         __import__("time").sleep(0.05)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_another_kernel_loads_while_an_optimized_tier_compiles(tiered_on, monkeypatch) -> None:
+    """No lock is held across a compile: while one kernel's optimized tier is in its O3
+    stage, the program's other kernel compiles its quick tier and launches (before, the
+    optimized compile held the program's lock to its end, and every other kernel of the
+    program waited for it)."""
+    inside, release = threading.Event(), threading.Event()
+    optimize = codegen.optimize
+
+    def held(module, target, level=3):
+        if threading.current_thread().name.startswith("spirvjit optimize "):
+            inside.set()
+            assert release.wait(120)
+        return optimize(module, target, level)
+
+    monkeypatch.setattr(codegen, "optimize", held)
+    program = spirvjit.compile_opencl(ARITH % "busy" + ARITH % "free")
+    busy, free = program.kernel("arith_busy"), program.kernel("arith_free")
+    first = _run_arith(busy)
+    assert inside.wait(120)  # arith_busy's optimized compile is in its O3 stage
+    results: list[tuple] = []
+    other = threading.Thread(target=lambda: results.append(_run_arith(free)))
+    other.start()
+    other.join(30)
+    loaded_meanwhile = not other.is_alive()
+    release.set()
+    other.join(120)
+    assert loaded_meanwhile
+    np.testing.assert_array_equal(results[0][0], first[0])
+    np.testing.assert_array_equal(results[0][1], first[1])
+    for name in ("arith_busy", "arith_free"):
+        assert program.kernel(name).wait_optimized(120)
+    assert sorted(tiered_on) == [(), ()] + [(jit.QUICK_TIER,)] * 2
+
+
+def test_the_optimized_compile_starts_once_the_quick_tier_is_in(tiered_on, monkeypatch) -> None:
+    """Not beside it: both would share the GIL, and the quick compile (what the first
+    launch waits for) took twice as long (tiered.TieredKernel.__init__)."""
+    events: list[str] = []
+    counting = jit.compile_kernel  # the fixture's
+
+    def ordered(translation, target, symbol, dump_as, times, specialization=(), *rest):
+        tier = "quick" if jit.QUICK_TIER in specialization else "optimized"
+        events.append(f"{tier} begins")
+        try:
+            return counting(translation, target, symbol, dump_as, times, specialization, *rest)
+        finally:
+            events.append(f"{tier} ends")
+
+    monkeypatch.setattr(jit, "compile_kernel", ordered)
+    program, kernel = _arith("ordered")
+    _run_arith(kernel)
+    assert kernel.wait_optimized(120) and kernel._default.tier == 1
+    assert events == ["quick begins", "quick ends", "optimized begins", "optimized ends"]
+
+
+def test_threads_racing_first_launches_of_several_kernels_compile_each_tier_once(
+    tiered_on,
+) -> None:
+    """8 threads launch the 4 kernels of one program for the first time at once, each in
+    another order, and keep launching while the optimized tiers come in: no deadlock
+    between the per-kernel and per-variant locks, one compile per kernel and tier, every
+    result the same bits (and the integer hash right)."""
+    names = [f"arith_race{k}" for k in range(4)]
+    program = spirvjit.compile_opencl("".join(ARITH % f"race{k}" for k in range(4)))
+    start = threading.Barrier(8)
+    results: dict[tuple[int, str, int], tuple] = {}
+    errors: list[BaseException] = []
+
+    def run(t: int) -> None:
+        try:
+            start.wait()
+            order = names[t % 4 :] + names[: t % 4]
+            for round_ in range(3):
+                for name in order:
+                    results[t, name, round_] = _run_arith(program.kernel(name))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert not any(thread.is_alive() for thread in threads) and not errors
+    i = np.arange(1000, dtype=np.uint64)
+    s = (i * 2654435761) % 2**32
+    want_h = ((s ^ (s >> 13)) * 0x5BD1E995) % 2**32
+    reference = results[0, names[0], 0][0]
+    for (t, name, round_), (y, h) in results.items():
+        np.testing.assert_array_equal(h, want_h, err_msg=f"{t} {name} {round_}")
+        np.testing.assert_array_equal(y, reference, err_msg=f"{t} {name} {round_}")
+    for name in names:
+        kernel = program.kernel(name)
+        assert kernel.wait_optimized(120) and kernel._default.tier == 1
+    assert sorted(tiered_on) == [()] * 4 + [(jit.QUICK_TIER,)] * 4
+
+
+def test_compile_loads_the_optimized_tier_without_a_quick_one(tiered_on) -> None:
+    """An explicit compile asks for the best code: no quick tier."""
+    program, kernel = _arith("explicit")
+    kernel.compile()
+    assert not isinstance(kernel._default, tiered.TieredKernel)
+    assert kernel.optimized_seconds == kernel.compile_seconds
+    assert tiered_on == [()]
+    y, h = _run_arith(kernel)  # launches run it, no quick tier is made later
+    assert tiered_on == [()]
+
+
+def test_compile_after_a_tiered_launch_waits_for_the_optimized_tier(tiered_on, monkeypatch) -> None:
+    release = _held(monkeypatch)
+    program, kernel = _arith("compile_waits")
+    _run_arith(kernel)
+    loaded = kernel._default
+    assert isinstance(loaded, tiered.TieredKernel) and loaded.tier == 0
+    threading.Timer(0.2, release.set).start()
+    kernel.compile()
+    assert loaded.tier == 1 and kernel._default is loaded
+
+
+def test_the_pass_pipeline_runs_without_llvmlites_lock() -> None:
+    """llvmlite serializes every LLVM call through one lock: the O3 pipeline of a
+    background compile would hold it for 100-500 ms and the quick compile beside it would
+    wait. ``codegen.run_passes`` runs without it: here it finishes while this thread
+    holds the lock."""
+    import llvmlite.binding as llvm
+    from llvmlite.binding import ffi
+
+    from spirvjit.target import host_target
+    from spirvjit.translate.kernel_ir import parse_ir
+
+    target = host_target()
+    module = parse_ir(
+        "define i32 @f(i32 %x) {\n  %y = mul i32 %x, 3\n  ret i32 %y\n}\n", "lock test"
+    )
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(codegen.target_machine(target), pto)
+    manager = pb.getModulePassManager()
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (codegen.run_passes(manager, module, pb), done.set()))
+    with ffi.lib._lock:
+        thread.start()
+        finished = done.wait(60)
+    thread.join(60)
+    assert finished
+
+
+EXIT_SCRIPT = r"""
+import atexit, json, threading
+import numpy as np
+import spirvjit
+from spirvjit import jit
+from spirvjit.backends.cpu import tiered
+
+completed = []  # the optimized tier's stages that ran to their end
+run = jit.StageTimes.run
+
+def recording(self, name, fn, *args):
+    if not threading.current_thread().name.startswith("spirvjit optimize "):
+        return run(self, name, fn, *args)
+    if name == "translate":  # held until the exit has begun: the compile is surely pending
+        inner = fn
+        fn = lambda *a: (tiered.EXITING.wait(60), inner(*a))[1]
+    result = run(self, name, fn, *args)
+    completed.append(name)
+    return result
+
+jit.StageTimes.run = recording
+kernel = spirvjit.compile_opencl(SOURCE).kernel("arith_exit")
+n = 1000
+x = np.linspace(-3, 3, n, dtype=np.float32)
+y, h = np.zeros(n, np.float32), np.zeros(n, np.uint32)
+kernel(x, y, h, np.uint32(n), global_size=1024, local_size=64)
+loaded = kernel._default
+
+@atexit.register  # runs after the interpreter has joined the threads
+def report():
+    print(json.dumps({
+        "tiered": isinstance(loaded, tiered.TieredKernel), "tier": loaded.tier,
+        "error": type(loaded.error).__name__, "completed": completed,
+        "h": int(h.astype(np.uint64).sum()),
+    }))
+"""
+
+
+def test_a_process_exits_without_finishing_a_pending_optimized_compile(tmp_path) -> None:
+    """A script that launches once and ends: the optimized compile nobody asked for is
+    given up at its next stage boundary (here: after its translation, held until the
+    exit began) instead of run to its end; the exit is clean and the launch was right."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "launch_once.py"
+    script.write_text(f"SOURCE = {ARITH % 'exit'!r}\n" + EXIT_SCRIPT)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "SPIRVJIT_TIERED": "1", "SPIRVJIT_CACHE": "0"}
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["tiered"] and report["tier"] == 0 and report["error"] == "Abandoned"
+    assert "translate" in report["completed"]
+    assert not {"opt", "obj", "load"} & set(report["completed"])
+    i = np.arange(1000, dtype=np.uint64)
+    s = (i * 2654435761) % 2**32
+    assert report["h"] == int((((s ^ (s >> 13)) * 0x5BD1E995) % 2**32).sum())

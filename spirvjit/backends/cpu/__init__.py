@@ -132,39 +132,65 @@ class CpuBackend(Backend):
         # A program built for any CPU target (x86-64-v3, ...) runs on this host.
         return host_device()
 
-    def load(self, program, kernel: str, device: Device, check: bool = False):
+    def load(self, program, kernel: str, device: Device, check: bool = False, tiers: bool = True):
         """``check``: the checked-mode variant (its own cache key and translation).
-        SPIRVJIT_TIERED=1: a kernel that is not in hand compiled (native or cached) first
-        runs quickly compiled code, replaced by the optimized code once a background
-        thread has it (tiered.py)."""
+        Tiered (the default; SPIRVJIT_TIERED=0 turns it off), unless ``tiers`` is False: a
+        kernel that is not in hand compiled (native or cached) first runs quickly compiled
+        code, replaced by the optimized code that a background thread compiles at the
+        same time (tiered.py)."""
         if program.target.kind != self.kind:
             program = program.for_target(device.target)
         with gcpause.paused():  # the launch waits for it (gcpause.py)
-            return self._load_for_launch(program, kernel, check)
+            return self._load_for_launch(program, kernel, check, tiers)
 
-    def _load_for_launch(self, program, kernel: str, check: bool):
+    def load_optimized(self, program, kernel: str, device: Device):
+        # Kernel.compile(): the optimized code, compiled now, no quick tier.
+        return self.load(program, kernel, device, tiers=False)
+
+    def _load_for_launch(self, program, kernel: str, check: bool, tiers: bool = True):
         if (
-            not check
+            tiers
+            and not check
             and config.tiered()
+            and not tiered.exiting()
+            # SPIRVJIT_DUMP: the dumps are the code launches run, written before they run.
+            and config.dump_dir() is None
             and not debugload.wanted(program.module)
-            and program.object_code(kernel, compile=False)[0] is None
-            and tiered.worth_it(program, kernel)
         ):
-            quick = self._load(program, kernel, (QUICK_TIER,))
-            return tiered.TieredKernel(quick, lambda: self._load(program, kernel), kernel)
+            from ...jit import StageTimes
+
+            times = StageTimes()  # the cache lookup's time counts in the load's
+            in_hand = program.object_code(kernel, times, compile=False)
+            if in_hand[0] is not None:  # native or cached: loaded as found (its origin)
+                return self._load(program, kernel, (), (*in_hand, times))
+            if tiered.worth_it(program, kernel):
+                # The optimized tier's thread starts first, then the quick tier compiles
+                # on this one: the two compile at the same time.
+                return tiered.TieredKernel(
+                    lambda: self._load(program, kernel, (QUICK_TIER,)),
+                    lambda: self._load(program, kernel),
+                    kernel,
+                )
         return self._load(program, kernel, CHECK_SPECIALIZATION if check else ())
 
-    def _load(self, program, kernel: str, specialization: tuple = ()) -> CpuKernel:
+    def _load(
+        self, program, kernel: str, specialization: tuple = (), in_hand: tuple | None = None
+    ) -> CpuKernel:
         """Kernel ``kernel`` of ``program`` (for this backend's target) loaded: native,
-        cached or compiled code of the variant ``specialization`` names."""
+        cached or compiled code of the variant ``specialization`` names; ``in_hand``:
+        ``program.object_code``'s answer already asked for, and the StageTimes it ran
+        with (not a debug build)."""
         from ...jit import StageTimes
 
         check = CHECK_SPECIALIZATION[0] in specialization
-        times = StageTimes()
+        times = StageTimes() if in_hand is None else in_hand[2]
         debug = debugload.wanted(program.module)
         if debug:  # under gdb, or SPIRVJIT_DEBUG_INFO=1: a shared object gdb can see
             specialization += debugload.DEBUG_SPECIALIZATION
-        obj, origin = program.object_code(kernel, times, specialization)
+        if in_hand is not None and not debug:
+            obj, origin = in_hand[:2]
+        else:
+            obj, origin = program.object_code(kernel, times, specialization)
         symbol = self.kernel_symbol(program.module, program.symbol_prefix, kernel)
         data = self._data_library(program)
         while True:  # at most: native, then cached, then compiled code

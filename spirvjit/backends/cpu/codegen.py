@@ -20,10 +20,12 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import llvmlite.binding as llvm
 from llvmlite import ir
+from llvmlite.binding import ffi
 
 from ...errors import CompileError
 from ...target import Target
@@ -52,6 +54,38 @@ def target_machine(target: Target, opt: int = 3) -> llvm.TargetMachine:
     if machine is None:
         machine = machines[(target, opt)] = _new_target_machine(target, opt)
     return machine
+
+
+def unlocked(name: str) -> Callable:
+    """llvmlite's C function ``name`` (``LLVMPY_...``) to call without llvmlite's lock.
+
+    llvmlite serializes every call into LLVM through one process-wide lock; the long
+    ones, a module's pass pipeline and its code generation, would make the tiered JIT's
+    quick compile wait for the whole O3 pipeline running beside it on the other core.
+    They are safe without it here: each module lives in an LLVM context of its own
+    (``kernel_ir.parse_ir``) and each thread compiles with its own target machine and
+    pass builder (LLVM's rule for compiling on several threads at once). ctypes releases
+    the GIL during the call. Falls back to the locked call if llvmlite changes."""
+    wrapper = getattr(ffi.lib, name)
+    return getattr(wrapper, "_cfn", wrapper)
+
+
+def run_passes(manager: llvm.ModulePassManager, module: llvm.ModuleRef, builder) -> None:
+    """``manager.run(module, builder)`` without llvmlite's lock (``unlocked``)."""
+    unlocked("LLVMPY_RunNewModulePassManager")(manager, module, builder)
+
+
+def _emit_unlocked(machine: llvm.TargetMachine, module: llvm.ModuleRef) -> bytes:
+    """``machine.emit_object(module)`` without llvmlite's lock (``unlocked``)."""
+    with ffi.OutputString() as error:
+        buffer = unlocked("LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, error)
+        if not buffer:
+            raise RuntimeError(str(error))
+    try:
+        start = ffi.lib.LLVMPY_GetBufferStart(buffer)
+        return ctypes.string_at(start, ffi.lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
 
 
 def _new_target_machine(target: Target, opt: int = 3) -> llvm.TargetMachine:
@@ -158,7 +192,7 @@ def quick_optimize(module: llvm.ModuleRef, target: Target) -> llvm.ModuleRef:
     mpm = llvm.create_new_module_pass_manager()
     for name in QUICK_PASSES:
         getattr(mpm, f"add_{name}_pass")()
-    mpm.run(module, pb)
+    run_passes(mpm, module, pb)
     return module
 
 
@@ -176,7 +210,7 @@ def _run_pipeline(
     pto.slp_vectorization = True
     pb = llvm.create_pass_builder(target_machine(target), pto)
     with mathcalls.wrappers_exposed(module):
-        pb.getModulePassManager().run(module, pb)
+        run_passes(pb.getModulePassManager(), module, pb)
 
 
 class _Worker:
@@ -280,8 +314,10 @@ def emit_object(
     """The host object of ``module``; ``machine``: another target machine for ``target``
     (debug mode's); ``quick``: code generation at -O0 (the quick tier's)."""
     try:
+        if machine is not None:  # shared between threads (debug mode's): llvmlite's lock
+            return machine.emit_object(module)
         level = QUICK_CODEGEN_LEVEL if quick else 3
-        return (machine or target_machine(target, level)).emit_object(module)
+        return _emit_unlocked(target_machine(target, level), module)
     except RuntimeError as exc:
         raise CompileError(f"LLVM failed to emit code for kernel {module.name}", str(exc)) from None
 

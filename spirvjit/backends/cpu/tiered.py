@@ -1,4 +1,4 @@
-"""Tiered JIT on the host CPU (SPIRVJIT_TIERED=1): quick code first, optimized code later.
+"""Tiered JIT on the host CPU (the default; SPIRVJIT_TIERED=0 turns it off): quick code first.
 
 A kernel's full compile (whole-function vectorization, LLVM's O3/O2, -O3 code generation)
 takes 100-500 ms of CPU on the suite's kernels with llvmlite's LLVM (benchmarks/results/
@@ -13,13 +13,18 @@ launches while a background thread compiles the optimized tier, which then repla
   the optimized code where the quick code would not finish first);
 - the optimized tier is compiled once, by the one background thread started when the
   kernel is loaded (``Kernel._loaded_on`` loads a kernel once per device, whichever
-  threads launch it first);
+  threads launch it first); it compiles once the quick tier is in (``__init__`` says
+  why), and no lock of the quick tier's or of the program's other kernels waits for it
+  (the program locks per variant, not across compiles, and the long LLVM calls run
+  without llvmlite's process-wide lock: ``codegen.unlocked``);
+- a background compile still pending when the process exits is given up at its next
+  stage boundary (``abandon_pending``): the exit waits at most for the stage in flight;
 - only the optimized tier goes into the cache (the quick tier's specialization,
   ``jit.QUICK_TIER``, is never looked up or stored), so a later process starts optimized;
 - both tiers compute the same results (``worth_it``).
 
-Off by default (docs/design.md says why). ``Kernel.wait_optimized()`` waits for the
-optimized tier.
+On by default for the CPU (SPIRVJIT_TIERED=0 turns it off). ``Kernel.wait_optimized()``
+waits for the optimized tier; ``Kernel.compile()`` loads the optimized tier directly.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ... import jit
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
 from . import gcpause
@@ -112,10 +118,10 @@ def _claim_rest() -> Callable[[int, int], int]:
     return function(tracker["spirvjit_claim_rest"])
 
 
-# A fork waits for the optimized tiers being compiled: their threads hold the program's
-# lock, llvmlite's and LLVM's, which the child (which has none of the threads) would find
-# held forever; it joins the threads, since one that has swapped its tier in still drops
-# LLVM objects (under llvmlite's lock) on its way out.
+# A fork waits for the optimized tiers being compiled: their threads may hold locks
+# (llvmlite's, LLVM's, a program's per-variant ones) which the child (which has none of the
+# threads) would find held forever; it joins the threads, since one that has swapped its
+# tier in still drops LLVM objects (under llvmlite's lock) on its way out.
 FORK_WAIT_SECONDS = 30.0
 _THREAD_PREFIX = "spirvjit optimize "
 
@@ -129,6 +135,60 @@ def _before_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
+
+
+# Exit: the background compiles nobody has asked for are given up. Their threads are not
+# daemons (a daemon thread stopped inside LLVM while the interpreter and LLVM's static
+# objects are torn down can crash the exit), so the interpreter joins them; before it does
+# (``threading._register_atexit``: called before the non-daemon threads are joined) every
+# pending compile is told to stop at its next stage boundary (``jit.abandoned_when``).
+EXITING = threading.Event()
+_pending: set[TieredKernel] = set()
+_pending_lock = threading.Lock()
+
+
+def exiting() -> bool:
+    """The process is exiting: no new background compile is started."""
+    return EXITING.is_set()
+
+
+def abandon_pending() -> None:
+    """Gives up every optimized tier still compiling, at its next stage boundary: their
+    kernels keep running the quick code (``TieredKernel.error`` is a ``jit.Abandoned``)."""
+    EXITING.set()
+    with _pending_lock:
+        pending = list(_pending)
+    for kernel in pending:
+        kernel.abandon()
+
+
+if hasattr(threading, "_register_atexit"):
+    threading._register_atexit(abandon_pending)
+
+
+def wait_pending(timeout: float | None = None) -> bool:
+    """Waits until no optimized tier is compiling or queued; False if ``timeout`` seconds
+    passed first. A background compile reads the settings (SPIRVJIT_DUMP, SPIRVJIT_WFV,
+    ...) when it runs: the test suite waits after each test, so that a test's compiles
+    run under its settings, not the next test's."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _pending_lock:
+            pending = list(_pending)
+        if not pending:
+            return True
+        for kernel in pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not kernel.wait_optimized(left):
+                return False
+
+
+@functools.cache
+def _compile_slots() -> threading.Semaphore:
+    """How many optimized tiers compile at once: all cores but one (left to the quick
+    compiles and launches), at least one. A process that loads many kernels at once
+    queues their optimized compiles instead of running hundreds side by side."""
+    return threading.Semaphore(max(1, _cores() - 1))
 
 
 class _Running:
@@ -161,40 +221,81 @@ class TieredKernel:
     record and local memory. A launch holds its tier (a local reference) until the
     pool has returned, that is until every worker is done with its code."""
 
-    def __init__(self, quick, optimize: Callable[[], object], name: str) -> None:
-        self._current = quick
-        self._quick = quick  # None once the optimized tier is in (or never will be)
+    def __init__(
+        self, quick: Callable[[], object], optimize: Callable[[], object], name: str
+    ) -> None:
+        """Runs ``quick`` (the quick tier's load) on this thread and ``optimize`` (the
+        optimized tier's) on a background thread, which starts its compile once the quick
+        tier is in.
+
+        Why not both at once: nothing stops it any more (no lock is held across a compile,
+        LLVM's long calls run outside llvmlite's lock), but the two compiles share the
+        GIL, and each of the quick compile's many short llvmlite calls then waits for the
+        GIL the background translation holds (CPython hands it over after the 5 ms switch
+        interval): measured (jit_times one-kernel runs, interleaved, median of 3 on the
+        loaded 2-core machine), starting both at once took the quick tier from 164 to
+        235 ms wall (saxpy), 140 to 406 (nbody), 188 to 385 (sgemm), 178 to 208
+        (reduction), and brought the optimized tier no sooner (source to swap: 762/851,
+        3463/3714, 4124/4125, 1962/1842 ms).
+        What runs beside the optimized compile is the quick code's launches and other
+        kernels' compiles."""
+        self._current = None  # the tier launches run: set by whichever tier comes first
+        self._quick = None  # the quick tier while it may be swapped out, else None
+        self._quick_in = threading.Event()  # the quick compile has ended (or failed)
         self._started = time.perf_counter()  # the background compile's start
         self._lock = threading.Lock()
         self._running: set[_Running] = set()
+        self._abandoned = False
         self.tier = 0
-        self.signature = quick.signature
-        self.origin = quick.origin
-        self.times = quick.times
-        self.compile_seconds = quick.compile_seconds
-        self.optimized_seconds: float | None = None
-        self.optimized_times = None
         self.switched = 0  # launches that switched to the optimized tier midway
         self.waited = 0  # launches on the quick tier that stopped to wait for it
         self.error: BaseException | None = None  # why the optimized tier is missing
+        self.optimized_seconds: float | None = None
+        self.optimized_times = None
         self._optimized = threading.Event()
-        # Not a daemon: the interpreter waits for it at exit rather than stopping it in
-        # the middle of LLVM.
+        # Not a daemon (see abandon_pending): the interpreter joins it at exit.
         self._thread = threading.Thread(
             target=self._optimize, args=(optimize,), name=_THREAD_PREFIX + name
         )
+        with _pending_lock:
+            _pending.add(self)
         self._thread.start()
+        try:
+            code = quick()
+        except BaseException:
+            self.abandon()  # the load fails: no launch will run the optimized tier
+            raise
+        finally:
+            self._quick_in.set()
+        with self._lock:
+            if self._current is None:  # (else the optimized tier was in first)
+                self._current = code
+                self._quick = code if self.error is None else None
+        self.signature = code.signature
+        self.origin = code.origin
+        self.times = code.times
+        self.compile_seconds = code.compile_seconds
+
+    def abandon(self) -> None:
+        """Gives up the optimized tier's compile at its next stage boundary."""
+        self._abandoned = True
 
     def _optimize(self, optimize: Callable[[], object]) -> None:
         gcpause.mark_background()
+        self._quick_in.wait()  # (see __init__)
         try:
-            full = optimize()
+            with _compile_slots(), jit.abandoned_when(lambda: self._abandoned):
+                self._started = time.perf_counter()
+                full = optimize()
             claim_rest = _claim_rest()
         except Exception as exc:  # the quick tier keeps running: slower, still right
             self.error = exc
             with self._lock:
                 self._quick = None  # launches run it as a plain CpuKernel from now on
-            log.warning("spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc)
+            if not isinstance(exc, jit.Abandoned):
+                log.warning(
+                    "spirvjit: optimizing %s failed, it keeps its quick code: %s", self, exc
+                )
         else:
             self.optimized_seconds = full.compile_seconds
             self.optimized_times = full.times
@@ -207,6 +308,8 @@ class TieredKernel:
                     field = ctypes.addressof(record) + LaunchRecord.next_group.offset
                     running.resume = claim_rest(field, record.total_groups)
         finally:
+            with _pending_lock:
+                _pending.discard(self)
             self._optimized.set()
 
     def wait_optimized(self, timeout: float | None = None) -> bool:
