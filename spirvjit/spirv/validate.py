@@ -32,8 +32,11 @@ from ..errors import SpirvError
 from .grammar import Decoration, LinkageType, StorageClass
 from .module import Instruction, Module
 
-# OpenCL C has these vector sizes only (SPIR-V's Vector16 capability).
-VECTOR_SIZES = (2, 3, 4, 8, 16)
+# OpenCL C has these vector sizes only (SPIR-V's Vector16 capability), plus one: clang-22's
+# SPIR-V back end writes LLVM's <1 x T> as a one-component OpTypeVector (a splat of a
+# private array element, `(long4)(a[0])`: see docs/design.md "Known producer bugs"), which
+# SPIR-V allows only with SPV_EXT_long_vector. Its meaning is clear: LLVM's <1 x T>.
+VECTOR_SIZES = (1, 2, 3, 4, 8, 16)
 # Larger arrays are refused: nothing on the host needs them, and a null constant or a
 # private array of 2**32 elements would exhaust memory while translating.
 MAX_ARRAY_LENGTH = 1 << 24

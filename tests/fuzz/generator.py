@@ -14,7 +14,9 @@ No undefined behaviour by construction:
   and every implementation tested here truncates); ``/`` and ``%`` return the dividend for
   a zero divisor and for MIN / -1; shift counts are masked to the width;
 * array indices are masked to the (power-of-two) array size, input reads to the input
-  size; every variable and array element is written before it is read;
+  size; every variable and array element is written before it is read; private pointers
+  (into arrays, to variables, to a vector's components, walked to an array's end) only
+  address what they point into;
 * loops have constant or input-derived trip counts of at most 6 and no loop variable is
   assigned in the body;
 * ``barrier`` is reached only in work-group-uniform control flow (conditions built from
@@ -1036,6 +1038,9 @@ class Generator:
             if self.third.random() < 0.04:
                 with self.third_stream():
                     self.half_round_trip(lines, local_scope, pad, pure)
+            if not pure and self.third.random() < 0.06:
+                with self.third_stream():
+                    self.pointer_statement(lines, local_scope, pad)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
@@ -1107,6 +1112,98 @@ class Generator:
         )
         if not pure:  # (not in the block's declarations: observing those draws main-stream)
             lines.append(pad + self.observe(v))
+
+    def pointer_statement(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """Private pointers as real kernels use them (PoCL 3.1 has no generic address
+        space, so every pointer is ``__private``): one into an array at a masked offset,
+        read and written through with an index; a pointer chosen between two variables by
+        a condition; a ``for`` loop walking an array by pointer up to its end; a helper
+        updating ``n`` elements through a pointer argument; a vector's components read and
+        written as an array of its element type. Every access stays in bounds and every
+        element read was written before."""
+        arrays = [v for v in scope if v.kind == "array"]
+        scalars = [v for v in scope if v.kind == "var"]
+        vecs = [v for v in scalars if v.ty.n in (2, 4, 8, 16)]
+        forms = ["offset", "walk", "helper"] if arrays else []
+        forms += ["select"] * (len(scalars) >= 2) + ["helper_var"] * bool(scalars)
+        forms += ["vector"] * bool(vecs)
+        if not forms:
+            return
+        form = self.pick(forms)
+        self.features.add("pointer")
+        p = self.fresh("pp")
+        if form in ("offset", "walk", "helper"):
+            a = self.pick(arrays)
+            t = a.ty.name
+            if form == "offset":
+                half = max(a.size // 2, 1)
+                lines.append(
+                    f"{pad}{t} *{p} = {a.name} + ({self.index_expr(scope)} & {half - 1}U);"
+                )
+                at = f"{self.index_expr(scope)} & {half - 1}U"
+                lines.append(f"{pad}{p}[{at}] = {self.expr(a.ty, scope, 2)};")
+                lines.append(
+                    pad + self.observe(Var(f"{p}[{self.index_expr(scope)} & {half - 1}U]", a.ty))
+                )
+            elif form == "walk":
+                e = self.fresh("pe")
+                lines.append(
+                    f"{pad}for ({t} *{p} = {a.name}, *{e} = {a.name} + {a.size}; {p} != {e}; ++{p})"
+                )
+                lines.append(f"{pad}    *{p} = {self.pointer_update(a.ty, f'*{p}', scope)};")
+            else:
+                n = self.rng.randint(1, a.size)
+                off = self.rng.randint(0, a.size - n)
+                value = self.expr(a.ty, scope, 2)
+                lines.append(f"{pad}{self.pointer_helper(a.ty)}({a.name} + {off}, {n}U, {value});")
+            lines.append(pad + self.observe(a))
+            return
+        if form == "select":
+            v = self.pick(scalars)
+            others = [w for w in scalars if w.ty == v.ty and w is not v]
+            if not others:
+                return
+            w = self.pick(others)
+            cond = self.condition(scope, 1)
+            lines.append(f"{pad}{v.ty.name} *{p} = ({cond}) ? &{v.name} : &{w.name};")
+            lines.append(f"{pad}*{p} = {self.pointer_update(v.ty, f'*{p}', scope)};")
+            lines.append(pad + self.observe(v) + " " + self.observe(w))
+            return
+        if form == "helper_var":
+            v = self.pick(scalars)
+            lines.append(
+                f"{pad}{self.pointer_helper(v.ty)}(&{v.name}, 1U, {self.expr(v.ty, scope, 2)});"
+            )
+            lines.append(pad + self.observe(v))
+            return
+        v = self.pick(vecs)
+        n, e = v.ty.n, Ty(v.ty.base)
+        lines.append(f"{pad}{e.name} *{p} = ({e.name} *)&{v.name};")
+        lines.append(f"{pad}{p}[{self.index_expr(scope)} & {n - 1}U] = {self.expr(e, scope, 2)};")
+        lines.append(pad + self.observe(Var(f"{p}[{self.index_expr(scope)} & {n - 1}U]", e)))
+        lines.append(pad + self.observe(v))
+
+    def pointer_update(self, ty: Ty, old: str, scope: list[Var]) -> str:
+        """A new value for ``old`` (of type ``ty``) defined for every value: ``^`` for
+        integers, ``* 2 -`` for floats."""
+        if ty.is_float:
+            return f"{old} * ({ty.name})2 - {self.expr(ty, scope, 1)}"
+        return f"{old} ^ {self.expr(ty, scope, 1)}"
+
+    def pointer_helper(self, ty: Ty) -> str:
+        """``void ptr_T(T *p, uint n, T v)``: updates ``p[0..n)`` (sometimes noinline)."""
+        fn = f"ptr_{ty.name}"
+        if fn in self.defs:
+            return fn
+        upd = "p[k] * 2 - v" if ty.is_float else "(p[k] ^ v) + (p[k] & v)"
+        if not ty.is_float and signed(ty.base):  # + may overflow a signed type: keep ^
+            upd = "p[k] ^ v ^ (p[k] >> 1)"
+        attr = "__attribute__((noinline)) " if self.chance(0.5) else ""
+        return self.define(
+            fn,
+            f"static {attr}void {fn}({ty.name} *p, uint n, {ty.name} v)\n{{\n"
+            f"    for (uint k = 0; k < n; k++)\n        p[k] = {upd};\n}}",
+        )
 
     def struct_type(self) -> tuple[str, list[tuple[str, Ty]]]:
         """A struct of 2-5 fields of mixed types (the batch's own, shared by its kernels)."""

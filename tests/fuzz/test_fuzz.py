@@ -62,7 +62,7 @@ def test_programs_use_every_feature():
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
     want |= {"divergent_loop", "raw_int_op", "compound_assign", "do_while", "struct"}
     want |= {"struct_arg", "shuffle", "bitselect", "work_item_fn", "cas_loop"}
-    want |= {"constant_table", "global_exchange", "half"}
+    want |= {"constant_table", "global_exchange", "half", "pointer"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 

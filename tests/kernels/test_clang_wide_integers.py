@@ -62,4 +62,19 @@ def test_a_width_failure_left_after_the_retry_names_the_way_out(monkeypatch):
     monkeypatch.setattr(opencl, "_compile_clang_once", failing)
     with pytest.raises(spirvjit.CompileError, match="producer='translator'"):
         opencl._compile_clang("kernel.cl", "out.spv", ["-DX"], "/tmp")
-    assert calls == [["-DX"], ["-fno-unroll-loops", "-DX"]]
+    assert calls == [["-DX"], [*opencl._WIDTH_WORKAROUND, "-DX"]]
+
+
+I256 = FINDING.with_name("clang_i256_vector_combine.cl")
+
+
+@pytest.mark.parametrize("producer", ["clang", "translator"])
+def test_an_i256_from_vector_combine_is_compiled_again(producer):
+    # Before: CompileError, clang-22 "error in backend: Unsupported Integer width!".
+    prog = spirvjit.compile_opencl(I256.read_text(), ["-cl-std=CL3.0"], producer=producer)
+    n = 24
+    x = np.random.default_rng(29103).integers(-(2**15), 2**15, n + 16).astype(np.int16)
+    out = np.zeros(n, np.int16)
+    prog.kernel("k")(out, x, global_size=(n,), local_size=(8,))
+    # every lane of b becomes b[0] + b[3] (wrapping in short), so b[5] = in[gid] + in[gid + 3]
+    np.testing.assert_array_equal(out, (x[:n] + x[3 : n + 3]).astype(np.int16))
