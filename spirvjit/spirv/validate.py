@@ -202,10 +202,7 @@ class _Validator:
             lanes = self.type_inst(inst, ops[0], "vector component type")
             if lanes.opname not in _NUMERIC:
                 raise self.error(inst, f"vector of {lanes.opname[6:]}: lanes must be scalars")
-            # clang-22's back end writes the <1 x T> that LLVM's -O2 makes of `p[0].x` next
-            # to float4 arithmetic as a one-component vector (docs/design.md, "Known
-            # producer bugs"); LLVM takes <1 x T> as it is, so it is accepted.
-            if ops[1] not in VECTOR_SIZES and ops[1] != 1:
+            if ops[1] not in VECTOR_SIZES:  # 1: clang-22's <1 x T> (see VECTOR_SIZES)
                 raise self.error(inst, f"vector of {ops[1]} components (2, 3, 4, 8 or 16)")
         elif op in ("OpTypeArray", "OpTypeRuntimeArray"):
             self.sized(inst, ops[0], "array element type")
