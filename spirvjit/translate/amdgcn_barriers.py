@@ -93,20 +93,26 @@ def rewrite_amdgcn_barriers(module: Module) -> int:
             for i, inst in enumerate(block.instructions):
                 if inst.opname != "OpFunctionCall" or inst.operands[0] not in targets:
                     continue
-                scope = constants.uint_constant(_WORKGROUP)
-                semantics = constants.uint_constant(_ACQ_REL_WORKGROUP_MEMORY)
                 # The call's offset stays: barrier preparation keys barriers by offset.
-                block.instructions[i] = Instruction(
-                    Op.OpControlBarrier,
-                    "OpControlBarrier",
-                    None,
-                    None,
-                    [scope, scope, semantics],
-                    ("IdScope", "IdScope", "IdMemorySemantics"),
-                    inst.offset,
+                block.instructions[i] = _workgroup_barrier(
+                    constants, _ACQ_REL_WORKGROUP_MEMORY, inst.offset
                 )
                 count += 1
     return count
+
+
+def _workgroup_barrier(constants: _Constants, semantics: int, offset) -> Instruction:
+    """OpControlBarrier Workgroup Workgroup ``semantics``, at ``offset``."""
+    scope = constants.uint_constant(_WORKGROUP)
+    return Instruction(
+        Op.OpControlBarrier,
+        "OpControlBarrier",
+        None,
+        None,
+        [scope, scope, constants.uint_constant(semantics)],
+        ("IdScope", "IdScope", "IdMemorySemantics"),
+        offset,
+    )
 
 
 def rewrite_group_waits(module: Module) -> int:
@@ -123,16 +129,8 @@ def rewrite_group_waits(module: Module) -> int:
                 scope_inst = module.defs.get(inst.operands[0])
                 if scope_inst is None or scope_inst.operands != [_WORKGROUP]:
                     continue  # a sub-group's: ops_group handles it
-                scope = constants.uint_constant(_WORKGROUP)
-                semantics = constants.uint_constant(_ACQ_REL_ALL_MEMORY)
-                block.instructions[i] = Instruction(
-                    Op.OpControlBarrier,
-                    "OpControlBarrier",
-                    None,
-                    None,
-                    [scope, scope, semantics],
-                    ("IdScope", "IdScope", "IdMemorySemantics"),
-                    inst.offset,
+                block.instructions[i] = _workgroup_barrier(
+                    constants, _ACQ_REL_ALL_MEMORY, inst.offset
                 )
                 count += 1
     return count

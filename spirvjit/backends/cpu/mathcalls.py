@@ -46,6 +46,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ...translate.mathlib import _ISAS, LIBMVEC, StringAttributes
+from .vecmath import retarget_calls
 
 I32 = ir.IntType(32)
 _LANES = {"f": ir.FloatType(), "": ir.DoubleType()}
@@ -93,21 +94,7 @@ def one_variant(module: ir.Module, features: str) -> int:
                 targets[fn] = _chunked(module, found.group(4), lanes, isa)
     if not targets:
         return 0
-    changed, used = 0, set()
-    for fn in list(module.functions):
-        for block in fn.blocks:
-            for inst in block.instructions:
-                if isinstance(inst, ir.CallInstr) and inst.callee in targets:
-                    inst.replace_callee(targets[inst.callee])
-                    changed += 1
-                    continue
-                used.update(op for op in inst.operands if isinstance(op, ir.Function))
-    # Declarations nothing uses any more go: the back end would otherwise declare their
-    # other variants for LLVM's vectorizers (codegen.optimize_here).
-    for fn in targets:
-        if fn not in used:
-            module.globals.pop(fn.name, None)
-    return changed
+    return retarget_calls(module, targets, targets)
 
 
 def _canonical(c_name: str, isa: tuple[str, int]) -> str:

@@ -51,20 +51,32 @@ def inline_math(module: ir.Module) -> int:
             targets[fn] = ir.VectorType(F32, int(found.group(1)))
     if not targets:
         return 0
+    return retarget_calls(
+        module,
+        {
+            fn: exp_definition(module, ty)
+            for fn, ty in targets.items()
+            if fn.function_type == ir.FunctionType(ty, [ty])
+        },
+        targets,
+    )
+
+
+def retarget_calls(module: ir.Module, replacements: dict, declarations) -> int:
+    """Points every call in ``module`` of a function in ``replacements`` at its
+    replacement, then removes the ``declarations`` nothing uses any more (the back end
+    would otherwise declare their libmvec variants for LLVM's vectorizers,
+    codegen.optimize_here); returns how many calls changed."""
     changed, used = 0, set()
     for fn in list(module.functions):
         for block in fn.blocks:
             for inst in block.instructions:
-                if isinstance(inst, ir.CallInstr) and inst.callee in targets:
-                    ty = targets[inst.callee]
-                    if inst.callee.function_type == ir.FunctionType(ty, [ty]):
-                        inst.replace_callee(exp_definition(module, ty))
-                        changed += 1
-                        continue
+                if isinstance(inst, ir.CallInstr) and inst.callee in replacements:
+                    inst.replace_callee(replacements[inst.callee])
+                    changed += 1
+                    continue
                 used.update(op for op in inst.operands if isinstance(op, ir.Function))
-    # Declarations nothing uses any more go: the back end would otherwise declare their
-    # libmvec variants for the loop vectorizer (codegen.optimize_here).
-    for fn in targets:
+    for fn in declarations:
         if fn not in used:
             module.globals.pop(fn.name, None)
     return changed

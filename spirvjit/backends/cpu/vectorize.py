@@ -284,7 +284,9 @@ def _abi_size(ty: ir.Type, td: llvm.TargetData) -> int:
     return size
 
 
-def _successors(block: ir.Block) -> list[ir.Block]:
+def _successors(block: ir.Block, declined: type[Exception] = Declined) -> list[ir.Block]:
+    """``block``'s successors; ``declined`` is raised for a terminator other than a
+    branch, switch, return or unreachable."""
     term = block.terminator
     if isinstance(term, ir.ConditionalBranch):
         return [term.operands[1], term.operands[2]]
@@ -294,7 +296,7 @@ def _successors(block: ir.Block) -> list[ir.Block]:
         return [term.default] + [target for _, target in term.cases]
     if isinstance(term, ir.Ret | ir.Unreachable):
         return []
-    raise Declined(f"terminator {term.opname if term is not None else 'missing'}")
+    raise declined(f"terminator {term.opname if term is not None else 'missing'}")
 
 
 def _dominators(nodes: list, entry, preds) -> dict:

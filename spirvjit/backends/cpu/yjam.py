@@ -74,16 +74,7 @@ def _resolve(value: ir.Value) -> ir.Value:
 
 
 def _successors(block: ir.Block) -> list[ir.Block]:
-    term = block.terminator
-    if isinstance(term, ir.ConditionalBranch):
-        return [term.operands[1], term.operands[2]]
-    if isinstance(term, ir.Branch):
-        return [term.operands[0]]
-    if isinstance(term, ir.SwitchInstr):
-        return [term.default] + [target for _, target in term.cases]
-    if isinstance(term, ir.Ret | ir.Unreachable):
-        return []
-    raise NotJammed(f"terminator {term.opname if term is not None else 'missing'}")
+    return wfv._successors(block, NotJammed)
 
 
 def _rpo(fn: ir.Function) -> list[ir.Block]:
