@@ -178,6 +178,22 @@ def assemble(text: str, target_env: str = "spv1.2") -> bytes:
         return out.read_bytes()
 
 
+def program_with_vectorizer(
+    monkeypatch, programs: dict, source: str, enabled: bool, on: str = "all", options=()
+) -> spirvjit.Program:
+    """``source`` translated with the vectorizer on (SPIRVJIT_WFV=``on``: "all" takes the
+    loop-free kernels too, "loops" only kernels with loops) or off, once per test
+    session (kept in ``programs``); the variable stays set while the caller launches (it
+    is part of the cache key)."""
+    monkeypatch.setenv("SPIRVJIT_WFV", on if enabled else "0")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    if enabled not in programs:
+        program = spirvjit.compile_opencl(source, list(options))
+        program.translation()  # now, under this setting
+        programs[enabled] = program
+    return programs[enabled]
+
+
 def vector_and_scalar_arrays(
     program_for, name: str, make_args, *, bitwise: bool = False, **launch
 ) -> list[np.ndarray]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harness import vector_and_scalar_arrays
+from harness import program_with_vectorizer, vector_and_scalar_arrays
 
 import spirvjit
 from spirvjit.backends.cpu import vectorize
@@ -99,17 +99,8 @@ kernel void scatter_last(global int *out, global int *idx)
 _PROGRAMS: dict[bool, spirvjit.Program] = {}
 
 
-def _build(monkeypatch, enabled: bool):
-    """The module translated with the vectorizer on or off (once per test session); the
-    variable stays set while the caller launches (it is part of the cache key)."""
-    # "all": the loop-free kernels here too (by default only kernels with loops).
-    monkeypatch.setenv("SPIRVJIT_WFV", "all" if enabled else "0")
-    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
-    if enabled not in _PROGRAMS:
-        program = spirvjit.compile_opencl(SOURCE)
-        program.translation()  # now, under this setting
-        _PROGRAMS[enabled] = program
-    return _PROGRAMS[enabled]
+def _build(monkeypatch, enabled: bool) -> spirvjit.Program:
+    return program_with_vectorizer(monkeypatch, _PROGRAMS, SOURCE, enabled, "all")
 
 
 def _both(monkeypatch, name, make_args, **launch):

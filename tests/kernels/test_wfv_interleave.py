@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harness import vector_and_scalar_arrays
+from harness import program_with_vectorizer, vector_and_scalar_arrays
 
 import spirvjit
 from spirvjit.backends.cpu import vectorize
@@ -140,13 +140,7 @@ NOT_INTERLEAVED = ("row_dot", "exp_cols", "ragged_cols")
 
 
 def _build(monkeypatch, enabled: bool) -> spirvjit.Program:
-    monkeypatch.setenv("SPIRVJIT_WFV", "loops" if enabled else "0")
-    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
-    if enabled not in _PROGRAMS:
-        program = spirvjit.compile_opencl(SOURCE)
-        program.translation()  # now, under this setting
-        _PROGRAMS[enabled] = program
-    return _PROGRAMS[enabled]
+    return program_with_vectorizer(monkeypatch, _PROGRAMS, SOURCE, enabled, "loops")
 
 
 def _both(monkeypatch, name, make_args, **launch):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from harness import vector_and_scalar_arrays
+from harness import program_with_vectorizer, vector_and_scalar_arrays
 
 import spirvjit
 
@@ -206,13 +206,9 @@ _PROGRAMS: dict[bool, spirvjit.Program] = {}
 
 
 def _build(monkeypatch, enabled: bool) -> spirvjit.Program:
-    monkeypatch.setenv("SPIRVJIT_WFV", "all" if enabled else "0")
-    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
-    if enabled not in _PROGRAMS:
-        program = spirvjit.compile_opencl(SOURCE, ["-cl-std=CL2.0"])
-        program.translation()  # now, under this setting
-        _PROGRAMS[enabled] = program
-    return _PROGRAMS[enabled]
+    return program_with_vectorizer(
+        monkeypatch, _PROGRAMS, SOURCE, enabled, "all", ["-cl-std=CL2.0"]
+    )
 
 
 def _both(monkeypatch, name, make_args, **launch):
