@@ -95,8 +95,11 @@ def _inputs(dtype) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.fixture
 def held(monkeypatch):
-    """Tiering on, and every optimized-tier compile held until the event is set."""
+    """Tiering on, and every optimized-tier compile held until the event is set. The
+    disk cache off: a kernel found there (the suite's Black-Scholes, which other tests
+    compile) loads optimized, with no quick tier."""
     monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
     release = threading.Event()
     optimize = tiered.TieredKernel._optimize
 

@@ -246,7 +246,10 @@ __SPIRVJIT_D unsigned long long __umul64hi(unsigned long long x, unsigned long l
   return (unsigned long long)(((unsigned __int128)x * y) >> 64);
 }
 __SPIRVJIT_D unsigned __sad(int x, int y, unsigned z) {
-  return z + (unsigned)(x > y ? x - y : y - x);
+  // |x - y| exactly (PTX sad.s32). x - y in int can overflow: UB, which LLVM may fold
+  // to llvm.abs(x - y) (the quick tier gave 0x10000000 for __sad(INT_MIN, 0x70000000,
+  // 0)). Unsigned subtraction gives the difference modulo 2^32, and it is below 2^32.
+  return z + (x > y ? (unsigned)x - (unsigned)y : (unsigned)y - (unsigned)x);
 }
 __SPIRVJIT_D unsigned __usad(unsigned x, unsigned y, unsigned z) {
   return z + (x > y ? x - y : y - x);
