@@ -7,6 +7,10 @@ spirvjit finds), each kernel's native code is compiled into the persistent kerne
 ``--aot`` it goes into the ``.ubin`` itself as a native variant, where the file is
 writable (else into the cache, said in the summary).
 
+On a GPU each kernel is built twice, as a unified binary ships it: its generic code
+(right for every launch) and its code for the common launch (whole groups, no global
+offset, 32-bit ids; ``ubin.build.launch_variants_of``), which most launches run.
+
 Kernels already served need no work: those a valid native variant of the binary covers
 for that target, and those whose cache entry exists and verifies. A second run does
 nothing and says so. The rest are compiled in worker processes (``-j``; processes, not
@@ -34,13 +38,15 @@ from .target import Target
 
 @dataclass
 class Group:
-    """The kernels of one module of one binary on one target, sorted by what they need."""
+    """The kernels of one module of one binary on one target (their code specialised for
+    ``launch_facts``, () the generic code), sorted by what they need."""
 
     path: Path
     module: int
     target: Target
     kernels: tuple[str, ...]
     spirv_sha256: str
+    launch_facts: tuple[str, ...] = ()
     native: list[str] = field(default_factory=list)
     cached: dict[str, bytes] = field(default_factory=dict)
     todo: list[str] = field(default_factory=list)
@@ -113,10 +119,13 @@ def resolve_targets(text: str) -> list[Target]:
     return list(dict.fromkeys(parse_targets(text)))
 
 
-def _native_kernels(binary, module: int, target: Target, spirv: bytes) -> set[str]:
+def _native_kernels(
+    binary, module: int, target: Target, spirv: bytes, launch_facts: tuple[str, ...] = ()
+) -> set[str]:
     """Kernels that a valid native variant of ``binary`` serves on ``target``, chosen as
     ``spirvjit.load`` chooses (exact or compatible variant for the host CPU; the exact
-    target for a GPU; none for another CPU target, which load never uses)."""
+    target and ``launch_facts`` for a GPU; none for another CPU target, which load never
+    uses)."""
     import hashlib
 
     from .target import host_target
@@ -133,6 +142,8 @@ def _native_kernels(binary, module: int, target: Target, spirv: bytes) -> set[st
         if (
             v.module == module
             and v.target == target
+            and v.launch_facts == launch_facts
+            and v.problem is None
             and stale_reason(v, digest, spec_key({})) is None
         ):
             return set(v.objects)
@@ -150,7 +161,9 @@ def plan(binaries: Sequence[Path], targets: Sequence[Target], aot: bool = False)
     """
     import hashlib
 
+    from .backends.gpu.abi import launch_specialization
     from .program import Program
+    from .ubin.build import launch_variants_of
     from .ubin.reader import read_file
 
     disk = _disk_cache()
@@ -162,17 +175,19 @@ def plan(binaries: Sequence[Path], targets: Sequence[Target], aot: bool = False)
             digest = hashlib.sha256(spirv).hexdigest()
             program = Program(spirv, {}, name=binary.name)
             kernels = program.kernel_names
-            for target in targets:
-                group = Group(path, module, target, kernels, digest)
-                native = _native_kernels(binary, module, target, spirv)
+            for target, facts in ((t, facts) for t in targets for facts in launch_variants_of(t)):
+                group = Group(path, module, target, kernels, digest, facts)
+                native = _native_kernels(binary, module, target, spirv, facts)
                 if aot and not native.issuperset(kernels):
                     native = set()
                 on_target = program.for_target(target)
+                specialization = launch_specialization(facts)
                 for name in kernels:
                     if name in native:
                         group.native.append(name)
                         continue
-                    obj = disk.load(on_target.kernel_key(name)).obj if disk else None
+                    key = on_target.kernel_key(name, specialization)
+                    obj = disk.load(key).obj if disk else None
                     if obj is None:
                         group.todo.append(name)
                     else:
@@ -187,10 +202,17 @@ _worker_programs: dict[tuple[str, int, Target], object] = {}
 
 
 def compile_one(
-    path: str, module: int, target: tuple[str, str, str, str], kernel: str, want_object: bool
+    path: str,
+    module: int,
+    target: tuple[str, str, str, str],
+    kernel: str,
+    want_object: bool,
+    launch_facts: tuple[str, ...] = (),
 ) -> tuple[str, bytes | None, str | None]:
-    """Compiles ``kernel`` (in a worker process) into the cache: (origin, object code when
-    ``want_object``, error text or None). Never raises: a failure is a result."""
+    """Compiles ``kernel`` (in a worker process; its code for ``launch_facts``) into the
+    cache: (origin, object code when ``want_object``, error text or None). Never raises:
+    a failure is a result."""
+    from .backends.gpu.abi import launch_specialization
     from .program import Program
     from .ubin.reader import read_file
 
@@ -201,7 +223,7 @@ def compile_one(
             binary = read_file(path)
             program = Program(binary.module(module), {}, name=binary.name, target=key[2])
             _worker_programs[key] = program
-        obj, origin = program.object_code(kernel)
+        obj, origin = program.object_code(kernel, None, launch_specialization(launch_facts))
     except Exception as exc:  # a compiler crash must not stop the other kernels
         message = str(exc).splitlines()[0] if str(exc) else ""
         return "failed", None, f"{type(exc).__name__}: {message}"
@@ -236,7 +258,8 @@ def run(
             progress(1, name)
 
     def args(group: Group, name: str) -> tuple:
-        return (str(group.path), group.module, _identity(group.target), name, aot)
+        target = _identity(group.target)
+        return (str(group.path), group.module, target, name, aot, group.launch_facts)
 
     if jobs <= 1 or len(work) == 1:
         for group, name in work:
@@ -288,6 +311,7 @@ def write_variants(report: Report) -> None:
                 llvm_version=llvm_version(),
                 spirvjit_version=__version__,
                 objects=objects,
+                launch_facts=g.launch_facts,
             )
         )
     for path, variants in by_path.items():

@@ -39,8 +39,11 @@ class Program:
 
     ``native_objects`` maps kernel names to object code already built for ``target``
     with this module and these spec constants (a unified binary's native variants);
-    those kernels skip the JIT. ``other_targets`` does the same for other targets (a
-    unified binary's GPU variants), used when a kernel runs on such a device.
+    those kernels skip the JIT. ``native_variants`` maps specializations
+    (``KernelKey.specialization``, e.g. a GPU's launch facts) to such maps, for code
+    specialised for some launches. ``other_targets`` maps other targets to the same (a
+    unified binary's GPU variants: specialization -> kernel -> object code), used when
+    a kernel runs on such a device.
     ``offload_code``: a clang offload bundle's native ``gfx*`` entries the native-code
     policy allowed (``offload_bundle.BundleEntry``), run on the AMD GPUs they match.
     """
@@ -53,7 +56,8 @@ class Program:
         *,
         target: Target | None = None,
         native_objects: Mapping[str, bytes] | None = None,
-        other_targets: Mapping[Target, Mapping[str, bytes]] | None = None,
+        native_variants: Mapping[tuple, Mapping[str, bytes]] | None = None,
+        other_targets: Mapping[Target, Mapping[tuple, Mapping[str, bytes]]] | None = None,
         options: Sequence[str] = (),
         offload_code: Sequence = (),
     ):
@@ -74,7 +78,11 @@ class Program:
         # built for them (cached, or shipped in a unified binary) links the same way.
         self.symbol_prefix = f"spirvjit.{digest.hexdigest()[:16]}"
         self.target: Target = target or host_target()
-        self._native_objects = dict(native_objects or {})
+        # Native code by specialization: () the generic code, right for every launch.
+        self._native: dict[tuple, dict[str, bytes]] = {
+            tuple(k): dict(v) for k, v in (native_variants or {}).items()
+        }
+        self._native[()] = dict(native_objects or {})
         # Native objects for other targets (a unified binary's GPU variants), used by
         # for_target.
         self._other_targets = dict(other_targets or {})
@@ -186,12 +194,14 @@ class Program:
         with self._lock:
             found = self._for_targets.get(target)
             if found is None:
+                native = dict(self._other_targets.get(target) or {})
                 found = Program(
                     self._spirv,
                     self.spec_constants,
                     self.name,
                     target=target,
-                    native_objects=self._other_targets.get(target),
+                    native_objects=native.pop((), None),
+                    native_variants=native,
                     options=self.options,
                     offload_code=self.offload_code,
                 )
@@ -281,7 +291,7 @@ class Program:
             # A source-level name, or the LaunchError that lists the kernels.
             name = self.kernel(name).name
         with self._lock:
-            obj = None if specialization else self._native_objects.get(name)
+            obj = self._native.get(specialization, {}).get(name)
         if obj is not None:
             return obj, "native"
         key = self.kernel_key(name, specialization)
@@ -318,6 +328,12 @@ class Program:
                 cache.store(key, obj)
             return obj, "compile"
 
+    def native_specializations(self, name: str) -> tuple[tuple[tuple[str, str], ...], ...]:
+        """The specializations of kernel ``name`` given at load as native code (a unified
+        binary's), () the generic one among them if it is."""
+        with self._lock:
+            return tuple(spec for spec, objects in self._native.items() if name in objects)
+
     def assembly(self, name: str, specialization: tuple[tuple[str, str], ...] = ()) -> str:
         """Kernel ``name`` compiled for the target now, as assembly (x86-64, GCN, PTX);
         ``specialization`` as for ``object_code``."""
@@ -342,7 +358,7 @@ class Program:
         candidate, as ``object_code`` does, in the end compiled from the SPIR-V."""
         if origin == "native":
             with self._lock:
-                self._native_objects.pop(name, None)
+                self._native.get(specialization, {}).pop(name, None)
             log.warning(
                 "spirvjit: %r: native code of kernel %r refused (%s); JIT-compiling it "
                 "from the SPIR-V",

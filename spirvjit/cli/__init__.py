@@ -22,6 +22,8 @@ from ..ubin.signing import register_sign, register_verify
 from .cache import register_cache
 from .doctor import register_doctor
 from .ubin import (
+    add_launch_facts_argument,
+    launch_facts_arg,
     register_add_target,
     register_build,
     register_extract,
@@ -49,6 +51,7 @@ def register_dis(subparsers: argparse._SubParsersAction) -> None:
         "variant, or a .spv compiled for T now",
     )
     parser.add_argument("--module", type=int, default=0, help="a .ubin's module index (0)")
+    add_launch_facts_argument(parser, "with --target, a .ubin's")
     parser.add_argument(
         "--source",
         nargs="*",
@@ -176,7 +179,7 @@ def _dis_ubin(args: argparse.Namespace, data: bytes) -> str:
         args.error(f"{binary.name} has modules 0..{binary.module_count - 1}")
     if not args.target:
         return disassemble(binary.module(args.module))
-    variant = find_variant(binary, args.target, args.module)
+    variant = find_variant(binary, args.target, args.module, launch_facts_arg(args))
     if variant.target.kind == "nvptx":
         return _dis_nvidia(variant)
     # llvmlite cannot disassemble object files; llvm-objdump can.

@@ -39,6 +39,18 @@ def _new(subparsers, name: str, help_text: str, description: str, handler):
 # --- build -----------------------------------------------------------------------------------
 
 
+def _add_launch_variants(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--launch-variants",
+        choices=("common", "none"),
+        default="common",
+        help="GPU targets: besides the generic code (right for every launch), also ship "
+        "code for the common launch: whole work-groups, no global offset, ids below 2**31 "
+        "(common, the default); or the generic code only (none: a smaller file that "
+        "spirvjit 0.1's version-1 readers also read)",
+    )
+
+
 def register_build(subparsers: argparse._SubParsersAction) -> None:
     """``spirvjit build SRC... -o app.ubin [--target T,...]``."""
     parser = _new(
@@ -70,6 +82,7 @@ def register_build(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--embed-source", action="store_true", help="embed the inputs")
     parser.add_argument("--producer", choices=("clang", "translator"), default="clang")
+    _add_launch_variants(parser)
 
 
 def _run_build(args: argparse.Namespace) -> int:
@@ -90,6 +103,7 @@ def _run_build(args: argparse.Namespace) -> int:
             targets=targets,
             embed_source=args.embed_source,
             progress=lambda what: bar.advance(1, what),
+            launch_variants=args.launch_variants,
         )
     write_file(contents, args.output)
     return EXIT_OK
@@ -150,10 +164,13 @@ def register_extract(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE.ubin")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--spirv", metavar="OUT.spv", help="write the SPIR-V module")
-    what.add_argument("--variant", metavar="TARGET", help="a variant: host, x86-64-v3, cpu:...")
+    what.add_argument(
+        "--variant", metavar="TARGET", help="a variant: host, x86-64-v3, cpu:..., sm_90, gfx942"
+    )
     what.add_argument("--source", metavar="DIR", help="write the embedded sources into DIR")
     _add_output(parser, "with --variant: the object file, or a directory")
     parser.add_argument("--kernel", help="with --variant: only this kernel's object")
+    add_launch_facts_argument(parser, "with --variant")
     parser.add_argument("--module", type=int, default=0, help="module index (default 0)")
 
 
@@ -177,7 +194,7 @@ def _run_extract(args: argparse.Namespace) -> int:
     else:
         if not args.output:
             args.error("--variant needs -o OUT (a file, or a directory)")
-        variant = find_variant(binary, args.variant, args.module)
+        variant = find_variant(binary, args.variant, args.module, launch_facts_arg(args))
         kernels = sorted(variant.objects)
         if args.kernel:
             if args.kernel not in variant.objects:
@@ -199,6 +216,30 @@ def _run_extract(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def add_launch_facts_argument(parser: argparse.ArgumentParser, when: str) -> None:
+    """``--launch-facts``: which of a target's GPU variants (``launch_facts_arg``)."""
+    parser.add_argument(
+        "--launch-facts",
+        default="",
+        metavar="F[,F...]",
+        help=f"{when}: the GPU code specialised for these launch facts (ids32, uniform, "
+        "zero_offset; 'common' for all three) instead of the generic code",
+    )
+
+
+def launch_facts_arg(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--launch-facts``: sorted names ("common": every launch fact)."""
+    from ..backends.gpu.abi import LAUNCH_FACTS
+
+    if args.launch_facts == "common":
+        return LAUNCH_FACTS
+    facts = sorted({f.strip() for f in args.launch_facts.split(",") if f.strip()})
+    unknown = [f for f in facts if f not in LAUNCH_FACTS]
+    if unknown:
+        args.error(f"unknown launch fact {unknown[0]!r}; expected {', '.join(LAUNCH_FACTS)}")
+    return tuple(facts)
+
+
 def _write(path: str, data: bytes) -> None:
     with open(path, "wb") as f:
         f.write(data)
@@ -214,32 +255,35 @@ def register_add_target(subparsers: argparse._SubParsersAction) -> None:
         "add-target",
         "compile and add native variants to a unified binary",
         "Compile every kernel of every module for each target and add (or replace) that "
-        "native variant. Variants are built for the spec constants of an existing variant "
-        "of the module, else for the module's defaults.",
+        "target's native variants (for a GPU, the generic one and, unless --launch-variants "
+        "none, the one for the common launch). Variants are built for the spec constants "
+        "of an existing variant of the module, else for the module's defaults.",
         _run_add_target,
     )
     parser.add_argument("file", metavar="FILE.ubin")
     parser.add_argument(
         "--target", required=True, metavar="T[,T...]", help="e.g. host,x86-64-v3,gfx942,sm_90"
     )
+    _add_launch_variants(parser)
     _add_output(parser, "write here instead of replacing FILE")
 
 
 def _run_add_target(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from ..ubin.build import native_variant
+    from ..ubin.build import native_variants
     from ..ubin.reader import read_file
     from ..ubin.writer import write_file
 
     targets = _targets(args, args.target)
     contents = read_file(args.file).contents()
-    variants = {v.identity(): v for v in contents.variants}
+    # A target's new variants replace all of its old ones (whatever their launch facts).
+    variants = {v.identity(): v for v in contents.variants if v.target not in targets}
     for index, spirv in enumerate(contents.modules):
         spec = next((dict(v.spec_constants) for v in contents.variants if v.module == index), {})
         for target in targets:
-            variant = native_variant(spirv, target, spec, index)
-            variants[variant.identity()] = variant
+            for variant in native_variants(spirv, target, spec, index, args.launch_variants):
+                variants[variant.identity()] = variant
     write_file(dataclasses.replace(contents, variants=tuple(variants.values())), _out(args))
     return EXIT_OK
 

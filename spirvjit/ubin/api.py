@@ -52,6 +52,7 @@ def build(
     embed_source: bool = False,
     producer: str = "clang",
     spec_constants: Mapping[int, int | float | bool] | None = None,
+    launch_variants: str = "common",
 ) -> None:
     """Writes a unified binary to ``path``.
 
@@ -60,8 +61,12 @@ def build(
     into one module. ``targets``: native variants to include, as ``Target`` objects or
     names ("host", "generic", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4").
     ``options`` go to clang. The variants are built for ``spec_constants`` (loading
-    with other values falls back to the JIT). Raises CompileError, SpirvError,
-    ValueError (an unknown target name) or OSError.
+    with other values falls back to the JIT). ``launch_variants``: for GPU targets,
+    "common" (default) ships, next to the generic code, code specialised for the common
+    launch (whole work-groups, no global offset, ids below 2**31), which such launches
+    run; "none" ships the generic code only (a smaller, version-1 file). Raises
+    CompileError, SpirvError, ValueError (an unknown target name or launch_variants) or
+    OSError.
     """
     if isinstance(options, str):
         raise TypeError("options must be a sequence of strings, e.g. ['-DN=4'], not one string")
@@ -76,6 +81,7 @@ def build(
         targets=resolved,
         embed_source=embed_source,
         spec_constants=spec_constants,
+        launch_variants=launch_variants,
     )
     write_file(contents, path)
 
@@ -101,6 +107,36 @@ def choice_for(
     """The variant this machine runs for ``module`` of ``binary``."""
     variants = [v for v in binary.variants if v.module == module]
     return choose(variants, host_target(), hashlib.sha256(spirv).hexdigest(), spec)
+
+
+def gpu_variants(
+    binary: UnifiedBinary, module: int, spirv_sha256: str, spec: Mapping[int, object]
+) -> tuple[dict, tuple[tuple[str, str], ...]]:
+    """The GPU code of ``module`` that can run here, by target, then by specialization
+    (``KernelKey.specialization`` of the variant's launch facts; () the generic code),
+    then kernel; and the variants passed over, with why (stale, or their launch facts
+    are unusable: a file this spirvjit's writer did not make as it is, one warning)."""
+    from ..backends.gpu.abi import launch_specialization
+
+    found: dict = {}
+    rejected = []
+    for v in binary.variants:
+        if v.module != module or v.target.kind == "cpu":
+            continue
+        why = stale_reason(v, spirv_sha256, spec_key(spec))
+        if why is None and v.problem is not None:
+            why = v.problem
+            log.warning(
+                "spirvjit: %s: ignoring a native variant: %s; launches it would serve run "
+                "the generic code, or JIT",
+                printable(binary.name),
+                printable(why),
+            )
+        if why is not None:
+            rejected.append((v.name, why))
+            continue
+        found.setdefault(v.target, {})[launch_specialization(v.launch_facts)] = v.objects
+    return found, tuple(rejected)
 
 
 _warned: set[str] = set()
@@ -163,14 +199,7 @@ def open_program(
     spirv = binary.module(index)
     spec = dict(spec_constants or {})
     choice = choice_for(binary, index, spirv, spec)
-    digest = hashlib.sha256(spirv).hexdigest()
-    gpus = {
-        v.target: v.objects
-        for v in binary.variants
-        if v.module == index
-        and v.target.kind != "cpu"
-        and stale_reason(v, digest, spec_key(spec)) is None
-    }
+    gpus, gpu_rejected = gpu_variants(binary, index, hashlib.sha256(spirv).hexdigest(), spec)
     if choice.variant is not None or gpus:
         trust = judge(binary, policy)
         if not trust.allowed:
@@ -182,7 +211,7 @@ def open_program(
         picked = choice.variant.name if choice.variant is not None else "SPIR-V (JIT)"
         where = printable(binary.name)
         log.info("spirvjit: %s: runs %s: %s", where, printable(picked), printable(choice.reason))
-        for name, why in choice.rejected:
+        for name, why in choice.rejected + gpu_rejected:
             log.info("spirvjit: %s: passed over %s: %s", where, printable(name), printable(why))
     program = Program(spirv, spec, name=binary.name, native_objects=objects, other_targets=gpus)
     return program, choice

@@ -207,15 +207,46 @@ def kernel_table(program: Program, module: int = 0) -> tuple[KernelInfo, ...]:
     return tuple(kernels)
 
 
+# What ``build --launch-variants`` takes: which launch-specialised GPU code to ship next
+# to the generic code (docs/ubin.md#variants).
+LAUNCH_VARIANTS = ("common", "none")
+
+
+def launch_variants_of(target: Target, which: str = "common") -> tuple[tuple[str, ...], ...]:
+    """The launch facts of each variant to build for ``target``: () (the generic code,
+    right for every launch) and, for a GPU under "common", every fact: the launch most
+    programs make (whole groups, no global offset, ids below 2**31). CPU code has no
+    launch facts."""
+    from ..backends.gpu.abi import LAUNCH_FACTS
+
+    if which not in LAUNCH_VARIANTS:
+        raise ValueError(f"launch_variants must be one of {LAUNCH_VARIANTS}, got {which!r}")
+    if target.kind == "cpu" or which == "none":
+        return ((),)
+    return ((), tuple(LAUNCH_FACTS))
+
+
 def native_variant(
-    spirv: bytes, target: Target, spec_constants: Mapping[int, object], module: int = 0
+    spirv: bytes,
+    target: Target,
+    spec_constants: Mapping[int, object],
+    module: int = 0,
+    launch_facts: tuple[str, ...] = (),
+    program: Program | None = None,
 ) -> Variant:
-    """Every kernel of ``spirv`` compiled for ``target`` (CompileError/SpirvError on failure)."""
+    """Every kernel of ``spirv`` compiled for ``target`` (CompileError/SpirvError on failure),
+    specialised for ``launch_facts`` (GPU targets; () the generic code). ``program``: the
+    Program of ``spirv`` on ``target`` to compile with (its translation is shared)."""
     from .. import __version__
+    from ..backends.gpu.abi import launch_specialization
     from ..cache.key import compiler_digest, llvm_version
 
-    program = Program(spirv, spec_constants, target=target)
-    objects = {name: program.object_code(name)[0] for name in program.kernel_names}
+    if program is None:
+        program = Program(spirv, spec_constants, target=target)
+    specialization = launch_specialization(launch_facts)
+    objects = {
+        name: program.object_code(name, None, specialization)[0] for name in program.kernel_names
+    }
     return Variant(
         target=target,
         module=module,
@@ -225,7 +256,24 @@ def native_variant(
         llvm_version=llvm_version(),
         spirvjit_version=__version__,
         objects=objects,
+        launch_facts=tuple(launch_facts),
     )
+
+
+def native_variants(
+    spirv: bytes,
+    target: Target,
+    spec_constants: Mapping[int, object],
+    module: int = 0,
+    launch_variants: str = "common",
+) -> list[Variant]:
+    """The variants of ``target`` that ``launch_variants`` asks for (``launch_variants_of``),
+    compiled from one translation."""
+    program = Program(spirv, spec_constants, target=target)
+    return [
+        native_variant(spirv, target, spec_constants, module, facts, program)
+        for facts in launch_variants_of(target, launch_variants)
+    ]
 
 
 def build_contents(
@@ -237,14 +285,21 @@ def build_contents(
     embed_source: bool = False,
     spec_constants: Mapping[int, object] | None = None,
     progress: Callable[[str], None] | None = None,
+    launch_variants: str = "common",
 ) -> Contents:
-    """Compiles and links ``inputs``, then builds a native variant per target.
+    """Compiles and links ``inputs``, then builds a native variant per target (a GPU
+    target under ``launch_variants`` "common": the generic variant and the one for the
+    common launch; "none": the generic one).
 
     ``progress(what)``, if given, is called after each input is compiled and each
     variant built (``len(inputs) + len(set(targets))`` calls), for a progress display.
     """
     if not inputs:
         raise CompileError("nothing to build: give at least one input")
+    if launch_variants not in LAUNCH_VARIANTS:  # before any compiling
+        raise ValueError(
+            f"launch_variants must be one of {LAUNCH_VARIANTS}, got {launch_variants!r}"
+        )
     tick = progress or (lambda what: None)
     modules = []
     for item in inputs:
@@ -258,7 +313,7 @@ def build_contents(
         raise CompileError(f"the linked module cannot be run: {exc}") from exc
     variants = []
     for target in dict.fromkeys(targets):  # duplicates in --target build once
-        variants.append(native_variant(spirv, target, spec))
+        variants += native_variants(spirv, target, spec, 0, launch_variants)
         tick(target.name)
     sources = ()
     if embed_source:

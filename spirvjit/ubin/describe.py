@@ -7,27 +7,32 @@ import dataclasses
 from ..errors import BinaryFormatError
 from ..target import host_target
 from .api import choice_for, overrule
-from .format import VERSION, Variant
+from .format import Variant
 from .names import printable
 from .reader import UnifiedBinary
 from .schema import build_to_json, kernels_to_json
 from .trust import judge
 
 
-def find_variant(binary: UnifiedBinary, name: str, module: int = 0) -> Variant:
+def find_variant(
+    binary: UnifiedBinary, name: str, module: int = 0, launch_facts: tuple[str, ...] = ()
+) -> Variant:
     """The variant of ``module`` named ``name``: its full target ("cpu:TRIPLE:CPU"), its
-    CPU ("x86-64-v3", "znver4") or "host" (this machine's exact CPU).
+    CPU or GPU ("x86-64-v3", "znver4", "sm_90") or "host" (this machine's exact CPU),
+    specialised for ``launch_facts`` (sorted; () the generic code).
 
     Raises BinaryFormatError listing the variants when none or several match.
     """
-    variants = [v for v in binary.variants if v.module == module]
+    variants = [
+        v for v in binary.variants if v.module == module and v.launch_facts == tuple(launch_facts)
+    ]
     if name == "host":
         matches = [v for v in variants if v.target == host_target()]
     else:
         matches = [v for v in variants if name in (v.name, v.target.arch, v.target.name)]
     if len(matches) == 1:
         return matches[0]
-    listed = ", ".join(printable(v.name) for v in variants) or "none"
+    listed = ", ".join(printable(v.name) for v in binary.variants if v.module == module) or "none"
     what = "several variants match" if matches else "no native variant matches"
     raise BinaryFormatError(
         f"{printable(binary.name)}: {what} {name!r}; module {module} has: {listed}"
@@ -79,6 +84,9 @@ def describe(binary: UnifiedBinary) -> dict:
                 "spec_constants": [list(p) for p in variant.spec_constants],
                 "llvm_version": variant.llvm_version,
                 "spirvjit_version": variant.spirvjit_version,
+                # The launches it serves (GPU): [] any; else those keeping these facts.
+                "launch_facts": list(variant.launch_facts),
+                "problem": variant.problem,  # why no launch uses it, if so
             }
         )
     footer = binary.footer
@@ -93,7 +101,7 @@ def describe(binary: UnifiedBinary) -> dict:
             "signature": trust.signature,
             "signer": footer.fingerprint if footer else None,
         },
-        "format_version": VERSION,
+        "format_version": binary.version,
         "modules": modules,
         "kernels": kernels_to_json(binary.kernels)["kernels"],
         "variants": variants,
@@ -158,6 +166,11 @@ def render(info: dict) -> str:
             f"  {v['target']}: {len(v['kernels'])} kernels, {v['size']} bytes "
             f"({v['stored']} stored), module {v['module']}"
         )
+        if v["launch_facts"]:
+            facts = ", ".join(v["launch_facts"])
+            lines.append(f"    specialised: runs launches that keep {facts}")
+        if v["problem"]:
+            lines.append(f"    REJECTED (no launch uses it): {v['problem']}")
     for s in info["selection"]:
         picked = s["variant"] or "JIT from SPIR-V"
         lines.append(f"this machine ({s['host']}) runs module {s['module']}: {picked}")

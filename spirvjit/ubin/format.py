@@ -21,7 +21,12 @@ from ..target import Target
 
 # \x89 catches 7-bit transfers, \r\n and \x1a catch text-mode line-ending mangling (as PNG).
 MAGIC = b"\x89UBIN\r\n\x1a"
-VERSION = 1
+# Format versions (docs/ubin.md#versioning). A writer writes the lowest version that
+# holds the contents, so a file without launch-specialised variants stays readable by
+# every spirvjit that reads version 1.
+VERSION = 1  # the base format
+LAUNCH_FACTS_VERSION = 2  # version 1 + every variant names its launch facts
+VERSIONS = (VERSION, LAUNCH_FACTS_VERSION)  # what this spirvjit reads
 HEADER = struct.Struct("<8sIIQ32s")
 ENTRY = struct.Struct("<IIQQQ32s")
 
@@ -136,15 +141,25 @@ class Variant:
     llvm_version: str
     spirvjit_version: str
     objects: dict[str, bytes] = field(compare=False)  # kernel -> object file
+    # The launch facts (backends/gpu/abi.py LAUNCH_FACTS, sorted) the code assumes: () is
+    # the generic code, right for every launch; a GPU variant specialised for the common
+    # launch has ("ids32", "uniform", "zero_offset") and runs only launches that keep
+    # them. As read from the file: ``problem`` says why they are unusable, if they are.
+    launch_facts: tuple[str, ...] = ()
+    # Why this spirvjit cannot use the variant at all (malformed or unknown launch
+    # facts, read from a file), or None. Such a variant is passed over at load.
+    problem: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
-        """The target as ``inspect`` shows it, e.g. "cpu:x86_64-unknown-linux-gnu:x86-64-v3"."""
-        return str(self.target)
+        """The target as ``inspect`` shows it, e.g. "cpu:x86_64-unknown-linux-gnu:x86-64-v3",
+        with the launch facts of a specialised variant: "nvptx:...:sm_90 [ids32,uniform,...]"."""
+        facts = f" [{','.join(self.launch_facts)}]" if self.launch_facts else ""
+        return f"{self.target}{facts}"
 
-    def identity(self) -> tuple[str, str, str, str]:
+    def identity(self) -> tuple[str, str, str, str, tuple[str, ...]]:
         t = self.target
-        return (t.kind, t.triple, t.arch, t.features)
+        return (t.kind, t.triple, t.arch, t.features, self.launch_facts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from .format import (
     SOURCES,
     SPIRV,
     VARIANTS,
-    VERSION,
+    VERSIONS,
     ZSTD,
     BuildRecord,
     Contents,
@@ -107,6 +107,7 @@ class UnifiedBinary:
         self.footer: signature.Footer | None = None
         self.location_problem: str | None = self.FROM_BYTES
         self.path: str | None = None  # the resolved path, when read from a file
+        self.version = 0  # the format version, read with the table
         self.sections = self._read_table()
         by_kind: dict[int, list[Section]] = {}
         for section in self.sections:
@@ -150,12 +151,14 @@ class UnifiedBinary:
             raise BinaryFormatError(
                 f"not a unified binary (magic {bytes(magic)!r}, expected {MAGIC!r})", 0
             )
-        if version != VERSION:
+        if version not in VERSIONS:
+            known = " and ".join(map(str, VERSIONS))
             raise BinaryFormatError(
-                f"format version {version} is not supported (this spirvjit reads version "
-                f"{VERSION}); use the spirvjit that wrote it or rebuild the file",
+                f"format version {version} is not supported (this spirvjit reads versions "
+                f"{known}); use the spirvjit that wrote it or rebuild the file",
                 8,
             )
+        self.version = version
         if not 1 <= count <= MAX_SECTIONS:
             raise BinaryFormatError(f"section count {count} not in [1, {MAX_SECTIONS}]", 12)
         if file_size != self.size:
@@ -278,7 +281,7 @@ class UnifiedBinary:
         return value
 
     def _where(self, section: Section) -> schema.Where:
-        return schema.Where(section.kind_name, section.offset)
+        return schema.Where(section.kind_name, section.offset, self.version)
 
     def _claim(self, number: int, kind: int, claimed: set[int], where, what: str) -> None:
         if not 0 <= number < len(self.sections) or self.sections[number].kind != kind:
@@ -294,7 +297,9 @@ class UnifiedBinary:
         variants = []
         identities = set()
         for i, entry in enumerate(entries):
-            fields, objects = schema.variant_from_json(entry, where, i, len(self._modules))
+            fields, objects = schema.variant_from_json(
+                entry, where, i, len(self._modules), self.version
+            )
             known = {k.name for k in self.kernels if k.module == fields["module"]}
             for kernel, number in objects.items():
                 what = f"variant {i}, object {kernel!r}"
@@ -350,6 +355,8 @@ class UnifiedBinary:
                 llvm_version=v.llvm_version,
                 spirvjit_version=v.spirvjit_version,
                 objects={k: v.objects[k] for k in v.objects},
+                launch_facts=v.launch_facts,
+                problem=v.problem,
             )
             for v in self.variants
         )

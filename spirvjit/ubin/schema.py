@@ -45,6 +45,8 @@ VARIANT_FIELDS = (
     "spirvjit_version",
     "objects",
 )
+# Version 2 (format.LAUNCH_FACTS_VERSION): every variant also names its launch facts.
+VARIANT_FIELDS_V2 = (*VARIANT_FIELDS, "launch_facts")
 TARGET_FIELDS = ("kind", "triple", "cpu", "features")
 ACCESS = ("read_only", "none")
 _TYPE = re.compile(r"(int|float|bool)(8|16|32|64)(x(2|3|4|8|16))?")
@@ -57,9 +59,10 @@ MAX_DIM = 1 << 31
 class Where:
     """Builds errors located in one metadata section."""
 
-    def __init__(self, section: str, offset: int):
+    def __init__(self, section: str, offset: int, version: int = 1):
         self.section = section
         self.offset = offset
+        self.version = version  # the file's format version
 
     def error(self, path: str, message: str) -> BinaryFormatError:
         return BinaryFormatError(f"{self.section} section: {path}: {message}", self.offset)
@@ -85,7 +88,9 @@ class Where:
             raise self.error(path, f"expected an object, got {type(obj).__name__}")
         unknown = sorted(set(obj) - set(keys))
         if unknown:
-            raise self.error(path, f"unknown field {unknown[0]!r} (version 1 defines {keys})")
+            raise self.error(
+                path, f"unknown field {unknown[0]!r} (version {self.version} defines {keys})"
+            )
         return obj
 
     def count(self, obj: object, key: str, path: str, low: int = 0, high: int = MAX_DIM) -> int:
@@ -256,10 +261,13 @@ def source_digest(inputs: tuple[tuple[str, str], ...]) -> str:
 # --- variants --------------------------------------------------------------------------------
 
 
-def variant_to_json(variant, objects: dict[str, int]) -> dict:
-    """A variant's index entry; ``objects`` maps its kernels to their section numbers."""
+def variant_to_json(variant, objects: dict[str, int], version: int = 1) -> dict:
+    """A variant's index entry; ``objects`` maps its kernels to their section numbers.
+    Version 2 entries name the launch facts (``launch_facts``, [] for generic code)."""
     t = variant.target
+    extra = {"launch_facts": list(variant.launch_facts)} if version >= 2 else {}
     return {
+        **extra,
         "target": {"kind": t.kind, "triple": t.triple, "cpu": t.arch, "features": t.features},
         "module": variant.module,
         "spirv_sha256": variant.spirv_sha256,
@@ -271,10 +279,48 @@ def variant_to_json(variant, objects: dict[str, int]) -> dict:
     }
 
 
-def variant_from_json(value: object, where: Where, i: int, modules: int) -> tuple[dict, dict]:
-    """The validated fields of variant ``i`` (for ``Variant``) and its kernel → section map."""
+def launch_facts_from_json(value: object, target: Target) -> tuple[tuple[str, ...], str | None]:
+    """A variant's ``launch_facts`` as read (strings; anything else as its JSON), and why
+    they are unusable (None if they are fine). Unusable facts reject the variant, not the
+    file: a newer spirvjit may specialise on facts this one does not know, and the file's
+    other variants and its SPIR-V still serve (docs/ubin.md#variants)."""
+    from ..backends.gpu.abi import LAUNCH_FACTS
+    from .format import canonical_json
+
+    def spelled(item: object) -> str:
+        return item if isinstance(item, str) else canonical_json(item).decode("ascii")
+
+    if not isinstance(value, list):
+        return (spelled(value),), f"'launch_facts' must be a list of names, got {spelled(value)}"
+    facts = tuple(spelled(item) for item in value)
+    for j, item in enumerate(value):
+        if not isinstance(item, str):
+            return facts, f"launch_facts[{j}] must be a name, got {spelled(item)}"
+        if item not in LAUNCH_FACTS:
+            known = ", ".join(LAUNCH_FACTS)
+            return facts, (
+                f"unknown launch fact {item!r} (this spirvjit knows {known}; "
+                "written by a newer spirvjit?)"
+            )
+    if len(set(facts)) != len(facts):
+        twice = next(f for j, f in enumerate(facts) if f in facts[:j])
+        return facts, f"launch fact {twice!r} appears twice"
+    if list(facts) != sorted(facts):
+        return facts, f"launch facts must be sorted, got {list(facts)}"
+    if facts and target.kind == "cpu":
+        return facts, "launch facts apply to GPU code only, this is a CPU variant"
+    return facts, None
+
+
+def variant_from_json(
+    value: object, where: Where, i: int, modules: int, version: int = 1
+) -> tuple[dict, dict]:
+    """The validated fields of variant ``i`` (for ``Variant``) and its kernel → section map.
+
+    The structure is checked strictly (a missing or unknown field refuses the file); the
+    launch facts of a version-2 entry only reject the variant (``problem``)."""
     path = f"variant {i}"
-    where.exact(value, VARIANT_FIELDS, path)
+    where.exact(value, VARIANT_FIELDS_V2 if version >= 2 else VARIANT_FIELDS, path)
     t = where.field(value, "target", dict, path)
     tpath = f"{path}, target"
     where.exact(t, TARGET_FIELDS, tpath)
@@ -310,6 +356,12 @@ def variant_from_json(value: object, where: Where, i: int, modules: int) -> tupl
         "llvm_version": where.field(value, "llvm_version", str, path),
         "spirvjit_version": where.field(value, "spirvjit_version", str, path),
     }
+    if version >= 2:
+        if "launch_facts" not in value:
+            raise where.error(path, "missing field 'launch_facts'")
+        facts, problem = launch_facts_from_json(value["launch_facts"], target)
+        fields["launch_facts"] = facts
+        fields["problem"] = None if problem is None else f"{path} ({target}): {problem}"
     return fields, objects
 
 

@@ -89,7 +89,7 @@ def choose(
     rejected: list[tuple[str, str]] = []
     usable: list[tuple[int, Variant]] = []
     for variant in variants:
-        why = stale_reason(variant, spirv_sha256, spec)
+        why = stale_reason(variant, spirv_sha256, spec) or variant.problem
         rank = _EXACT_RANK if variant.target == host else _rank(variant.target, host)
         if why is None and rank is None:
             why = f"not runnable on this {host.arch} host"

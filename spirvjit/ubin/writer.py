@@ -13,6 +13,7 @@ from .format import (
     ENTRY,
     HEADER,
     KERNELS,
+    LAUNCH_FACTS_VERSION,
     MAGIC,
     MAX_SECTIONS,
     OBJECT,
@@ -62,6 +63,9 @@ def write_bytes(contents: Contents) -> bytes:
     naming a module that is not there, duplicate variant targets, unsafe source names).
     """
     _check(contents)
+    # The lowest version that holds the contents: files without launch-specialised
+    # variants stay version 1, which every reader reads.
+    version = LAUNCH_FACTS_VERSION if any(v.launch_facts for v in contents.variants) else VERSION
     sections = _Sections()
     # Metadata first: a reader gets everything it needs from the start of the file.
     sections.add(KERNELS, canonical_json(schema.kernels_to_json(contents.kernels)), False)
@@ -77,7 +81,7 @@ def write_bytes(contents: Contents) -> bytes:
         for kernel in sorted(variant.objects):
             numbers[kernel] = next_blob
             next_blob += 1
-        index.append(schema.variant_to_json(variant, numbers))
+        index.append(schema.variant_to_json(variant, numbers, version))
     if variants:
         sections.add(VARIANTS, canonical_json({"variants": index}), False)
     if sources:
@@ -92,17 +96,17 @@ def write_bytes(contents: Contents) -> bytes:
         sections.add(SOURCE, bytes(data), True)
     if len(sections.items) > MAX_SECTIONS:
         raise BinaryFormatError(f"too many sections ({len(sections.items)} > {MAX_SECTIONS})")
-    return _layout(sections.items)
+    return _layout(sections.items, version)
 
 
-def _layout(items: list[tuple[int, int, bytes, bytes]]) -> bytes:
+def _layout(items: list[tuple[int, int, bytes, bytes]], version: int) -> bytes:
     offset = HEADER.size + ENTRY.size * len(items)
     table = bytearray()
     for kind, compression, raw, stored in items:
         digest = hashlib.sha256(stored).digest()
         table += ENTRY.pack(kind, compression, offset, len(stored), len(raw), digest)
         offset += len(stored)
-    header = HEADER.pack(MAGIC, VERSION, len(items), offset, hashlib.sha256(table).digest())
+    header = HEADER.pack(MAGIC, version, len(items), offset, hashlib.sha256(table).digest())
     return b"".join([header, bytes(table), *(stored for *_, stored in items)])
 
 
@@ -119,6 +123,11 @@ def _check(contents: Contents) -> None:
     for variant in contents.variants:
         if not 0 <= variant.module < modules:
             raise BinaryFormatError(f"variant {variant.name} names module {variant.module}")
+        # What a reader would reject (unknown, repeated or unsorted facts; facts on CPU
+        # code) is never written, so no file this writer makes has a rejected variant.
+        _facts, problem = schema.launch_facts_from_json(list(variant.launch_facts), variant.target)
+        if problem is not None or variant.problem is not None:
+            raise BinaryFormatError(f"variant {variant.name}: {variant.problem or problem}")
     names = [name for name, _ in contents.sources]
     if len(set(names)) != len(names):
         raise BinaryFormatError("two embedded sources have the same name")

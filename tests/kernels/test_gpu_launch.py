@@ -330,12 +330,19 @@ def test_the_first_launch_compiles_only_the_variant_it_runs(fake, monkeypatch):
     other = Device("fake H200 #2", "nvidia", parse_target("sm_90"), 132, 1024, 228 * 1024)
     program.for_target(device.target).object_code("saxpy_once")  # compiles, caches
     assert len(compiled) == 2
+    # compile() loads the generic variant and the common launch's (both cached now).
     program.saxpy_once.compile(other)
-    assert len(context.images) == 2 and len(compiled) == 2
-    # compile() of a kernel nothing compiled before compiles the generic variant now.
+    assert len(context.images) == 3 and len(compiled) == 2
+    # compile() of a kernel nothing compiled before compiles both now, so that neither
+    # the common launch nor any other compiles afterwards.
     fresh = build(SAXPY.replace("saxpy", "saxpy_ahead"))
     fresh.saxpy_ahead.compile(device)
-    assert compiled[2:] == [()] and len(context.images) == 3
+    common = launch_specialization(("ids32", "uniform", "zero_offset"))
+    assert compiled[2:] == [(), common] and len(context.images) == 5
+    y, x = np.zeros(1024, np.float32), np.zeros(1024, np.float32)
+    fresh.saxpy_ahead(y, x, np.float32(2), global_size=1024, device=device)
+    assert len(compiled) == 4 and len(context.images) == 5
+    assert context.launches[-1][0].image == context.images[-1]  # the common launch's code
 
 
 def test_launch_facts_of_partial_groups_and_offsets():

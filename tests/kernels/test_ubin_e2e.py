@@ -214,8 +214,35 @@ def test_gpu_variants_build_show_and_serve_gpus(tmp_path):
     proc = cli("build", saxpy_cl, "-o", str(out), "--target", "gfx942,gfx90a:xnack+,sm_90")
     assert proc.returncode == 0, proc.stderr
     binary = read_file(out)
-    names = sorted(v.target.name for v in binary.variants)
+    names = sorted({v.target.name for v in binary.variants})
     assert names == ["gfx90a:xnack+", "gfx942", "sm_90"]
+    # Each GPU: its generic code and the code for the common launch.
+    common = ("ids32", "uniform", "zero_offset")
+    assert sorted((v.target.name, v.launch_facts) for v in binary.variants) == [
+        (name, facts) for name in names for facts in ((), common)
+    ]
+    shown = cli("inspect", str(out)).stdout
+    assert "nvptx:nvptx64-nvidia-cuda:sm_90 [ids32,uniform,zero_offset]: 1 kernels" in shown
+    # extract/dis pick the generic code, or with --launch-facts the specialised one.
+    generic, special = tmp_path / "g.cubin", tmp_path / "s.cubin"
+    assert cli("extract", str(out), "--variant", "sm_90", "-o", str(generic)).returncode == 0
+    proc = cli(
+        "extract", str(out), "--variant", "sm_90", "--launch-facts", "common", "-o", str(special)
+    )
+    assert proc.returncode == 0, proc.stderr
+    by_facts = {
+        v.launch_facts: v.objects["saxpy"] for v in binary.variants if v.target.name == "sm_90"
+    }
+    assert generic.read_bytes() == by_facts[()] and special.read_bytes() == by_facts[common]
+    proc = cli("extract", str(out), "--variant", "sm_90", "--launch-facts", "ids64", "-o", "x")
+    assert proc.returncode == 2 and "unknown launch fact 'ids64'" in proc.stderr
+    proc = cli("extract", str(out), "--variant", "sm_90", "--launch-facts", "ids32", "-o", "x")
+    assert proc.returncode == 1 and "no native variant matches" in proc.stderr
+    special_dis = cli("dis", "--target", "gfx942", "--launch-facts", "common", str(out)).stdout
+    assert (
+        "s_endpgm" in special_dis
+        and special_dis != cli("dis", "--target", "gfx942", str(out)).stdout
+    )
     dis = cli("dis", "--target", "gfx90a:xnack+", str(out)).stdout
     assert "s_endpgm" in dis and "global_load_dword" in dis
     # A .spv disassembles for a GPU target by compiling it now: PTX for NVIDIA.
@@ -230,6 +257,14 @@ def test_gpu_variants_build_show_and_serve_gpus(tmp_path):
         assert gpu.object_code("saxpy")[1] == "native"
     bad = cli("build", saxpy_cl, "-o", str(out), "--target", "gfx9999")
     assert bad.returncode == 2 and "not a processor LLVM knows" in bad.stderr
+    # --launch-variants none: the generic code only; add-target replaces a target's
+    # variants, with the common launch's code again by default.
+    proc = cli("build", saxpy_cl, "-o", str(out), "--target", "sm_90", "--launch-variants", "none")
+    assert proc.returncode == 0, proc.stderr
+    assert [v.launch_facts for v in read_file(out).variants] == [()]
+    assert read_file(out).version == 1
+    assert cli("add-target", str(out), "--target", "sm_90").returncode == 0
+    assert [v.launch_facts for v in read_file(out).variants] == [(), common]
 
 
 # -- whose native code runs (issue 13, item 2) -------------------------------------------------

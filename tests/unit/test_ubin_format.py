@@ -70,7 +70,7 @@ def test_minimal_binary_has_no_optional_sections():
     "mutate, offset, words",
     [
         (lambda d: b"NOTUBIN!" + d[8:], 0, "not a unified binary"),
-        (lambda d: d[:8] + S.u32(2) + d[12:], 8, "format version 2"),
+        (lambda d: d[:8] + S.u32(3) + d[12:], 8, "format version 3"),
         (lambda d: d[:12] + S.u32(0) + d[16:], 12, "section count 0"),
         (lambda d: d[:-1], 16, "truncated"),
         (lambda d: d + b"\0", 16, "extra bytes"),

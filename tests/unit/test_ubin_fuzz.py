@@ -19,6 +19,8 @@ from spirvjit.ubin.writer import write_bytes
 
 SEED = write_bytes(S.contents())
 ROWS = S.sections(SEED)
+# Version 2: GPU variants that name their launch facts (generic and common-launch code).
+SEED2 = write_bytes(S.contents_v2())
 TIME_LIMIT_S = 0.5  # CPU seconds; the seed reads in well under a millisecond
 MEMORY_LIMIT = 8 << 20  # far above the seed's decompressed size, far below a zip bomb
 
@@ -49,6 +51,10 @@ def check(data: bytes) -> None:
 
 def test_seed_reads():
     UnifiedBinary(SEED).verify()
+    assert S.version(SEED) == 1 and S.version(SEED2) == 2
+    binary = UnifiedBinary(SEED2)
+    binary.verify()
+    assert [v.launch_facts for v in binary.variants if v.target == S.GPU] == [(), S.COMMON]
 
 
 @FUZZ
@@ -116,7 +122,8 @@ JSON = st.recursive(
 @given(st.data())
 def test_hostile_metadata(data):
     """Well-formed files whose JSON sections say anything: wrong types, indexes, names."""
-    rows = [list(r) for r in ROWS]
+    seed = data.draw(st.sampled_from([SEED, SEED2]))
+    rows = S.sections(seed)
     metadata = [r for r in rows if r[0] in fmt.METADATA_KINDS]
     row = data.draw(st.sampled_from(metadata))
     value = json.loads(row[3])
@@ -135,7 +142,36 @@ def test_hostile_metadata(data):
     # spelling first); non-canonical spellings are covered by test_ubin_hostile.py.
     row[3] = fmt.canonical_json(value)
     row[2] = len(row[3])
-    check(S.assemble(rows))
+    check(S.assemble(rows, S.version(seed)))
+
+
+@FUZZ
+@given(JSON, st.sampled_from([1, 2]))
+def test_hostile_launch_facts(value, entry):
+    """Any ``launch_facts`` value: the file reads; the variant is usable only with a
+    sorted list of distinct known facts, and otherwise says why, naming the entry."""
+    rows = S.sections(SEED2)
+    row = next(r for r in rows if r[0] == fmt.VARIANTS)
+    index = json.loads(row[3])
+    index["variants"][entry]["launch_facts"] = value
+    row[3] = fmt.canonical_json(index)
+    row[2] = len(row[3])
+    data = S.assemble(rows, 2)
+    check(data)
+    try:
+        variant = UnifiedBinary(data).variants[entry]
+    except BinaryFormatError as error:  # the same identity twice: the file is refused
+        assert "appears twice" in str(error)
+        return
+    ok = (
+        isinstance(value, list)
+        and all(isinstance(f, str) for f in value)
+        and value == sorted(set(value))
+        and set(value) <= set(S.COMMON)
+    )
+    assert (variant.problem is None) == ok, (value, variant.problem)
+    if not ok:
+        assert variant.problem.startswith(f"variant {entry} (nvptx:"), variant.problem
 
 
 @FUZZ
@@ -239,6 +275,7 @@ def mutate(rng, seed: bytes) -> bytes:
         if rng.random() < 0.5:
             return bytes(data[: rng.randrange(len(data))])
         return bytes(data) + rng.randbytes(rng.choice([1, 8, 119, 120, 121, 300]))
+    version = S.version(seed)
     signed = len(seed) - fmt.HEADER.unpack_from(seed, 0)[3]
     body, footer = seed[: len(seed) - signed], seed[len(seed) - signed :]
     rows = S.sections(body)
@@ -276,18 +313,19 @@ def mutate(rng, seed: bytes) -> bytes:
         blob = bytearray(footer)
         at = rng.randrange(len(blob))
         blob[at] ^= 1 << rng.randrange(8)
-        return bytes(S.assemble(rows)) + bytes(blob)
+        return bytes(S.assemble(rows, version)) + bytes(blob)
     else:  # a section's stored bytes changed, digests recomputed (signature now stale)
         row = rng.choice(rows)
         stored = bytearray(row[3])
         if stored:
             stored[rng.randrange(len(stored))] ^= 0xFF
         row[3] = bytes(stored)
-    return S.assemble(rows) + footer
+    return S.assemble(rows, version) + footer
 
 
 def read_all(data: bytes) -> None:
     """Everything a user can do to a file without running its native code."""
+    from spirvjit.ubin.api import gpu_variants
     from spirvjit.ubin.describe import describe, render
     from spirvjit.ubin.trust import judge
 
@@ -296,6 +334,8 @@ def read_all(data: bytes) -> None:
     binary.contents()
     judge(binary, "trusted")
     render(describe(binary))
+    for module in range(binary.module_count):  # the GPU code a load would pick
+        gpu_variants(binary, module, S.DIGEST, {})
 
 
 def campaign(seed: int, count: int, hang_s: float = 2.0) -> dict:
@@ -305,7 +345,7 @@ def campaign(seed: int, count: int, hang_s: float = 2.0) -> dict:
     import traceback
 
     rng = random.Random(seed)
-    seeds = [SEED] + [s for s in [_signed_seed()] if s]
+    seeds = [SEED, SEED2] + [s for s in [_signed_seed()] if s]
     escapes: collections.Counter = collections.Counter()
     rejected = hangs = 0
     slowest = 0.0

@@ -44,6 +44,27 @@ def variant(cpu: str, features: str = "", objects=None, **changes) -> Variant:
     return Variant(**fields)
 
 
+GPU = Target("nvptx", "nvptx64-nvidia-cuda", "sm_90", "")
+COMMON = ("ids32", "uniform", "zero_offset")  # every launch fact: the common launch
+
+
+def gpu_variant(launch_facts=(), **changes) -> Variant:
+    """An sm_90 variant: generic code (no launch facts) or code for ``launch_facts``."""
+    tag = ",".join(launch_facts).encode()
+    fields = dict(
+        target=GPU,
+        objects={"k1": b"\x7fELF cubin " + tag * 20, "k2": b"\x7fELF cubin2 " + tag * 20},
+        launch_facts=tuple(launch_facts),
+    )
+    fields.update(changes)
+    return variant("sm_90", **fields)
+
+
+def contents_v2(**changes) -> Contents:
+    """A version-2 file: CPU variants, and an sm_90 GPU's generic and common-launch code."""
+    return contents(variants=(variant("x86-64-v3"), gpu_variant(), gpu_variant(COMMON)), **changes)
+
+
 def contents(**changes) -> Contents:
     fields = dict(
         modules=(SPIRV,),
@@ -76,7 +97,7 @@ def sections(data: bytes) -> list[list]:
     return rows
 
 
-def assemble(rows: list[list]) -> bytes:
+def assemble(rows: list[list], version: int = fmt.VERSION) -> bytes:
     """A well-formed layout (offsets, sizes, checksums) around arbitrary rows."""
     offset = fmt.HEADER.size + fmt.ENTRY.size * len(rows)
     table = b""
@@ -85,10 +106,13 @@ def assemble(rows: list[list]) -> bytes:
             kind, comp, offset, len(stored), raw, hashlib.sha256(stored).digest()
         )
         offset += len(stored)
-    header = fmt.HEADER.pack(
-        fmt.MAGIC, fmt.VERSION, len(rows), offset, hashlib.sha256(table).digest()
-    )
+    header = fmt.HEADER.pack(fmt.MAGIC, version, len(rows), offset, hashlib.sha256(table).digest())
     return header + table + b"".join(row[3] for row in rows)
+
+
+def version(data: bytes) -> int:
+    """The format version in ``data``'s header."""
+    return fmt.HEADER.unpack_from(data, 0)[1]
 
 
 def u32(value: int) -> bytes:

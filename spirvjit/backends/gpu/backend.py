@@ -249,6 +249,7 @@ class GpuBackend(Backend):
             group_limit=self.group_limit(signature),
             load_variant=load_variant,
             variables=self.variables(ours, device),
+            shipped=ours.native_specializations(kernel) if origin == "native" else (),
         )
 
     def variables(self, program, device: Device) -> ProgramVariables | None:

@@ -24,7 +24,7 @@ from ...device import Device
 from ...errors import LaunchError
 from ...ndrange import choose_whole_groups, normalize_sizes
 from ...translate.signature import KernelSignature
-from .abi import launch_specialization
+from .abi import LAUNCH_FACTS, launch_specialization
 from .driver import DeviceContext
 
 SHARED_ALIGN = 16
@@ -58,6 +58,7 @@ class GpuKernel:
         group_limit: int | None = None,
         load_variant=None,
         variables=None,
+        shipped: tuple = (),
     ):
         self.device = device
         self.signature = signature
@@ -72,13 +73,17 @@ class GpuKernel:
         # up to group_limit work-items (None: any). Other launches load, once each, a
         # variant specialised for what they need or promise: larger groups (built for
         # the device's limit) and launch facts (abi.LAUNCH_FACTS: 32-bit ids, no
-        # offset, no partial groups). A unified binary's native code is used as is for
-        # its launches: the promise of a unified binary is no compiling at run time.
+        # offset, no partial groups). A unified binary's native code runs only what the
+        # binary ships (``shipped``: its specializations of this kernel, the launch
+        # facts its code assumes): the variant whose facts the launch keeps, the most
+        # of them, else the generic one. The promise of a unified binary is no
+        # compiling at run time.
         # ``image`` None: the generic variant is not compiled yet; load_variant(())
         # builds it when a launch runs it, so a first launch compiles one variant only.
         self._group_limit = group_limit
         self._load_variant = load_variant
         self._specialise = origin != "native" and load_variant is not None
+        self._shipped = tuple(shipped) if origin == "native" else ()
         self._variants: dict[tuple, tuple[int, object]] = {}
         self._variant_modules: list = []  # kept loaded while the kernel is
         if image is not None:
@@ -91,8 +96,12 @@ class GpuKernel:
         self._variant_lock = threading.Lock()
 
     def prepare(self) -> None:
-        """Compiles and loads the generic variant now (``Kernel.compile``)."""
+        """Compiles and loads now (``Kernel.compile``) the generic variant and the one the
+        common launch runs (every launch fact: whole groups, no offset, 32-bit ids), so
+        that neither that launch nor any other with groups the kernel's default build
+        takes compiles later."""
         self._function_for(1)
+        self._function_for(1, LAUNCH_FACTS)
         self.compile_seconds = self.times.total
 
     def variant_for(self, items: int, facts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -103,6 +112,10 @@ class GpuKernel:
             variant.append(("max_group_size", str(self.device.max_work_group_size)))
         if self._specialise:
             variant.extend(launch_specialization(facts))
+        elif self._shipped and not variant:
+            # Shipped code only: the most specialised variant this launch's facts allow.
+            fits = [v for v in self._shipped if {fact for fact, _ in v} <= set(facts)]
+            variant.extend(max(fits, key=len, default=()))
         return tuple(variant)
 
     def _function_for(self, items: int, facts: tuple[str, ...] = ()) -> tuple[int, object]:
