@@ -24,6 +24,7 @@ from spirvjit.device import Device
 from spirvjit.ubin import format as fmt
 from spirvjit.ubin.describe import describe, render
 from spirvjit.ubin.reader import UnifiedBinary, read_file
+from spirvjit.ubin.writer import write_bytes
 
 SAXPY = """
 kernel void saxpy(global float* y, global const float* x, float a) {
@@ -205,6 +206,8 @@ def test_a_version_1_file_from_before_launch_facts_still_loads(tmp_path, monkeyp
     device = dataclasses.replace(DEVICES["sm_90"][1], name="fake H200 (old file)")
     old = UnifiedBinary(OLD_FILE.read_bytes())
     assert old.version == 1 and [v.launch_facts for v in old.variants] == [()]
+    # Contents without launch facts are written as version 1, as they were: same bytes.
+    assert write_bytes(old.contents()) == OLD_FILE.read_bytes()
     # Its compiler digest is the old spirvjit's (stale here: the kernels JIT); marked as
     # this one's, its generic code serves every launch, as it did before.
     path = tmp_path / "old.ubin"
