@@ -17,6 +17,7 @@ A package's ``pyproject.toml`` names the hook and its kernel sets (see docs/pack
     targets = ["x86-64-v3"]           # optional: native variants (host, gfx942, sm_90, ...)
     directory = "kernels"             # optional: where in the package (default "kernels")
     embed_source = false              # optional
+    launch_variants = "common"        # optional: GPU code for the common launch too, or "none"
 
 ``build_py`` runs setuptools' own, then builds every kernel set into the build
 directory (so it lands in the wheel), or into the source tree for an editable install.
@@ -48,6 +49,7 @@ class KernelSet:
     targets: tuple[str, ...] = ()
     directory: str = "kernels"
     embed_source: bool = False
+    launch_variants: str = "common"  # ubin.build.LAUNCH_VARIANTS
 
     def relative_output(self) -> Path:
         """The binary's path inside the package's directory."""
@@ -81,7 +83,16 @@ def read_config(pyproject: str | os.PathLike) -> list[KernelSet]:
             "[tool.spirvjit] kernels must be an array of tables ([[tool.spirvjit.kernels]])"
         )
     sets = []
-    known = {"package", "name", "sources", "options", "targets", "directory", "embed_source"}
+    known = {
+        "package",
+        "name",
+        "sources",
+        "options",
+        "targets",
+        "directory",
+        "embed_source",
+        "launch_variants",
+    }
     for i, table in enumerate(tables):
         where = f"[[tool.spirvjit.kernels]] #{i + 1}"
         unknown = set(table) - known
@@ -103,6 +114,9 @@ def read_config(pyproject: str | os.PathLike) -> list[KernelSet]:
             or ".." in Path(directory).parts
         ):
             raise ValueError(f"{where}: directory must be a relative path inside the package")
+        launch_variants = table.get("launch_variants", "common")
+        if launch_variants not in ("common", "none"):
+            raise ValueError(f'{where}: launch_variants must be "common" or "none"')
         sets.append(
             KernelSet(
                 package=table["package"],
@@ -112,6 +126,7 @@ def read_config(pyproject: str | os.PathLike) -> list[KernelSet]:
                 targets=_strings(table, "targets", where),
                 directory=directory,
                 embed_source=bool(table.get("embed_source", False)),
+                launch_variants=launch_variants,
             )
         )
     return sets
@@ -140,6 +155,7 @@ def build_kernel_set(kernel_set: KernelSet, project_root: Path, output: Path) ->
         options=kernel_set.options,
         targets=[parse_target(t) for t in kernel_set.targets],
         embed_source=kernel_set.embed_source,
+        launch_variants=kernel_set.launch_variants,
     )
     output.parent.mkdir(parents=True, exist_ok=True)
     write_file(contents, output)

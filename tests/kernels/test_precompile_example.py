@@ -104,6 +104,7 @@ def test_hook_builds_reproducible_bytes(tmp_path):
         ('package = "p"\nname = "n"\nsources = ["a.cl"]\ndirectory = "../x"', "inside the package"),
         ('package = "p"\nname = "n"\nsources = ["a.cl"]\noptions = "-DX"', "list of strings"),
         ('package = "p"\nname = "n"\nsources = ["a.cl"]\ntarget = ["host"]', "unknown field"),
+        ('package = "p"\nname = "n"\nsources = ["a.cl"]\nlaunch_variants = "all"', '"common" or'),
     ],
 )
 def test_hook_configuration_errors_name_the_field(tmp_path, table, message):

@@ -344,3 +344,17 @@ def test_precompile_builds_both_gpu_variants(tmp_path, monkeypatch, compiled):
     binary = read_file(path)
     assert binary.version == fmt.LAUNCH_FACTS_VERSION
     assert [v.launch_facts for v in binary.variants] == [(), LAUNCH_FACTS]
+
+
+def test_package_hook_chooses_the_launch_variants(tmp_path):
+    from spirvjit import setuptools_hook
+
+    (tmp_path / "saxpy.cl").write_text(SAXPY)
+    pyproject = tmp_path / "pyproject.toml"
+    table = 'package = "p"\nname = "ops"\nsources = ["saxpy.cl"]\ntargets = ["sm_90"]\n'
+    for choice, facts in (("", [(), LAUNCH_FACTS]), ('launch_variants = "none"\n', [()])):
+        pyproject.write_text(f"[[tool.spirvjit.kernels]]\n{table}{choice}")
+        (kernel_set,) = setuptools_hook.read_config(pyproject)
+        out = tmp_path / "ops.ubin"
+        setuptools_hook.build_kernel_set(kernel_set, tmp_path, out)
+        assert [v.launch_facts for v in read_file(out).variants] == facts
