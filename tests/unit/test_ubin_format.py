@@ -185,6 +185,44 @@ def test_orphan_and_shared_object_sections_are_rejected():
         UnifiedBinary(S.assemble(rows))
 
 
+def test_launch_facts_round_trip_deterministically_as_version_2():
+    original = S.contents_v2()
+    data = write_bytes(original)
+    assert fmt.HEADER.unpack_from(data, 0)[1] == fmt.LAUNCH_FACTS_VERSION
+    shuffled = dataclasses.replace(original, variants=original.variants[::-1])
+    assert write_bytes(shuffled) == data
+    binary = UnifiedBinary(data)
+    # Sorted by identity: a target's generic code before its specialised code.
+    assert [(v.target.kind, v.launch_facts) for v in binary.variants] == [
+        ("cpu", ()),
+        ("nvptx", ()),
+        ("nvptx", S.COMMON),
+    ]
+    assert all(v.problem is None for v in binary.variants)
+    back = binary.contents()
+    assert write_bytes(back) == data
+    assert {v.identity(): dict(v.objects) for v in back.variants} == {
+        v.identity(): v.objects for v in original.variants
+    }
+    # Without launch facts, version 1: what spirvjit wrote before them.
+    assert fmt.HEADER.unpack_from(write_bytes(S.contents()), 0)[1] == fmt.VERSION
+
+
+@pytest.mark.parametrize(
+    "facts, why",
+    [
+        (("zero_offset", "ids32"), "must be sorted"),
+        (("ids32", "ids32"), "appears twice"),
+        (("ids64",), "unknown launch fact 'ids64'"),
+    ],
+)
+def test_writer_never_writes_facts_a_reader_would_reject(facts, why):
+    with pytest.raises(BinaryFormatError, match=why):
+        write_bytes(S.contents(variants=(S.gpu_variant(facts),)))
+    with pytest.raises(BinaryFormatError, match="GPU code only"):
+        write_bytes(S.contents(variants=(S.variant("x86-64", launch_facts=("ids32",)),)))
+
+
 def test_writer_rejects_inconsistent_contents():
     with pytest.raises(BinaryFormatError, match="same target"):
         write_bytes(S.contents(variants=(S.variant("x86-64"), S.variant("x86-64"))))
