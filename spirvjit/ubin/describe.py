@@ -166,11 +166,13 @@ def render(info: dict) -> str:
             f"  {v['target']}: {len(v['kernels'])} kernels, {v['size']} bytes "
             f"({v['stored']} stored), module {v['module']}"
         )
-        if v["launch_facts"]:
-            facts = ", ".join(v["launch_facts"])
-            lines.append(f"    specialised: runs launches that keep {facts}")
         if v["problem"]:
             lines.append(f"    REJECTED (no launch uses it): {v['problem']}")
+        elif v["launch_facts"]:
+            facts = ", ".join(v["launch_facts"])
+            lines.append(f"    specialised: runs launches that keep {facts}")
+        elif not v["target"].startswith("cpu:"):
+            lines.append("    generic: runs any launch (those the specialised code cannot)")
     for s in info["selection"]:
         picked = s["variant"] or "JIT from SPIR-V"
         lines.append(f"this machine ({s['host']}) runs module {s['module']}: {picked}")
