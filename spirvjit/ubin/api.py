@@ -114,8 +114,8 @@ def gpu_variants(
 ) -> tuple[dict, tuple[tuple[str, str], ...]]:
     """The GPU code of ``module`` that can run here, by target, then by specialization
     (``KernelKey.specialization`` of the variant's launch facts; () the generic code),
-    then kernel; and the variants passed over, with why (stale, or their launch facts
-    are unusable: a file this spirvjit's writer did not make as it is, one warning)."""
+    then kernel; and the variants passed over, with why: stale, or launch facts this
+    spirvjit cannot use (its writer never writes such: a warning names file and entry)."""
     from ..backends.gpu.abi import launch_specialization
 
     found: dict = {}
