@@ -332,9 +332,10 @@ def render(rows) -> str:
         "Cells are native / spirvjit. Why the differences left are there: docs/gpu.md,",
         '"Code quality against clang\'s native build".',
         "",
-        "Two tables: spirvjit's generic variant (right for every launch: what `compile()`,",
-        "the disk cache and unified binaries hold), and the variant a launch with 32-bit ids,",
-        "no global offset and whole groups runs (launch facts, docs/gpu.md).",
+        "Two tables: spirvjit's generic variant (right for every launch: what a launch with",
+        "a global offset or a partial group runs), and the variant a launch with 32-bit ids,",
+        "no global offset and whole groups runs (launch facts, docs/gpu.md; `compile()`, the",
+        "disk cache after precompile and unified binaries hold both).",
     ]
     for index, title in ((3, "generic variant"), (4, "launch-specialised variant")):
         out += ["", f"## spirvjit {title}", "", *_table([(*r[:3], r[index]) for r in rows])]
