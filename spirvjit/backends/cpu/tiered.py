@@ -175,6 +175,10 @@ def abandon_pending() -> None:
         kernel.abandon()
 
 
+# The exit's wait for compiles notices a Ctrl-C within this many seconds.
+SIGNAL_SLICE_SECONDS = 0.05
+
+
 def _interrupted() -> bool:
     """The main program ended with an unhandled KeyboardInterrupt (Ctrl-C): the user
     wants the process gone, and its exit waits for nothing."""
@@ -188,8 +192,8 @@ def at_exit() -> None:
     KeyboardInterrupt, or one during the wait: it ends the wait). A compile whose code
     would not be stored (disk cache off or unusable, in the settings it was scheduled
     with) is given up at once: finishing it serves no one."""
-    EXITING.set()  # no new background compile from now on (CpuBackend._load_for_launch)
     try:
+        EXITING.set()  # no new background compile from now on (CpuBackend._load_for_launch)
         budget = 0.0 if _interrupted() else config.exit_wait()
         deadline = time.monotonic() + budget
         while budget > 0:
@@ -204,8 +208,10 @@ def at_exit() -> None:
             left = deadline - time.monotonic()
             if not waiting or left <= 0:
                 break
-            # (a timeout of at most a day: Event.wait refuses an infinite one)
-            waiting[0].wait_optimized(min(left, 86400.0))
+            # In slices: a Ctrl-C may be delivered to any thread, and only sets a flag
+            # that the main thread reads between its waits (a whole wait would let the
+            # signal wait with it).
+            waiting[0].wait_optimized(min(left, SIGNAL_SLICE_SECONDS))
     except KeyboardInterrupt:  # Ctrl-C during the wait: the user wants out now
         pass
     finally:
