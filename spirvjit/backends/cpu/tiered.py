@@ -55,10 +55,15 @@ from .workers import keep_forever
 log = logging.getLogger("spirvjit")
 
 
-# LLVM's fast-math flags: with them the O3 pipeline may reassociate, contract a*b+c into
-# an FMA (fmul and fadd with ``contract``: the DAG combiner fuses them at -O3, not -O0),
-# use reciprocals or drop signed zeros, and the quick tier's code does none of that.
-FAST_MATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
+# LLVM's fast-math flags that let the O3 pipeline change a result computed from finite
+# values: reassociate, contract a*b+c into an FMA (fmul and fadd with ``contract``: the DAG
+# combiner fuses them at -O3, not -O0), use reciprocals or approximate functions, or
+# drop the sign of a zero (which 1/x turns into an infinity of the other sign); the quick
+# tier's code does none of that. (``nnan`` and ``ninf`` are not among them: an operation
+# with them gives poison for a NaN or infinite argument or result, and is the plain
+# operation otherwise, so an optimization may change only results the kernel promised
+# never to compute. -cl-finite-math-only kernels, which have only those, are tiered.)
+VALUE_CHANGING_FLAGS = frozenset({"fast", "nsz", "arcp", "contract", "afn", "reassoc"})
 
 
 def worth_it(program, kernel: str) -> bool:
@@ -66,9 +71,13 @@ def worth_it(program, kernel: str) -> bool:
     bit for bit. Calls of libm functions with libmvec variants compute through one variant
     in both tiers, vector lanes and scalar code alike (mathcalls.py); a program still
     calling such a function's scalar libm code (which rounds differently) is not tiered,
-    nor one with fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0
-    code may round differently). The program's whole quick translation is looked at:
-    cheap, and the kernel's callees are in it."""
+    nor one with fast-math flags that change values (``VALUE_CHANGING_FLAGS``:
+    -cl-fast-relaxed-math, -cl-unsafe-math-optimizations, -cl-no-signed-zeros; O3 and -O0
+    code round differently). Such a kernel's results would be within its fast-math
+    bounds on either tier, but they would depend on timing: which launches, and which
+    work-groups of a launch, ran before the swap; a first run (empty cache) would give
+    other bits than the next. The program's whole quick translation is looked at: cheap,
+    and the kernel's callees are in it."""
     translation = program.translation_for((QUICK_TIER,))
     module = translation.module
     called = {fn.name for fn in module.functions}
@@ -78,12 +87,13 @@ def worth_it(program, kernel: str) -> bool:
 
 
 def _has_fast_math(module) -> bool:
+    """Whether an instruction of ``module`` has a ``VALUE_CHANGING_FLAGS`` flag."""
     for fn in module.functions:
         for block in fn.blocks:
             for instruction in block.instructions:
-                flags = getattr(instruction, "flags", None) or ()
-                fastmath = getattr(instruction, "fastmath", None) or ()
-                if FAST_MATH_FLAGS.intersection(flags) or FAST_MATH_FLAGS.intersection(fastmath):
+                flags = set(getattr(instruction, "flags", None) or ())
+                flags.update(getattr(instruction, "fastmath", None) or ())
+                if not VALUE_CHANGING_FLAGS.isdisjoint(flags):
                     return True
     return False
 
