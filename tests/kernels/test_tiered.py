@@ -775,9 +775,11 @@ def report():
 
 
 def test_a_process_exits_without_finishing_a_pending_optimized_compile(tmp_path) -> None:
-    """A script that launches once and ends: the optimized compile nobody asked for is
-    given up at its next stage boundary (here: after its translation, held until the
-    exit began) instead of run to its end; the exit is clean and the launch was right."""
+    """A script that launches once and ends, the disk cache off: the optimized compile,
+    whose code nothing would store, is given up at its next stage boundary (here: after
+    its translation, held until the exit began) instead of run to its end; the exit is
+    clean and the launch was right. (With the disk cache on, the exit waits for it up to
+    SPIRVJIT_EXIT_WAIT seconds: tests/kernels/test_tiered_exit.py.)"""
     import json
     import os
     import subprocess
