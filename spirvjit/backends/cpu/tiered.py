@@ -192,7 +192,10 @@ SIGNAL_SLICE_SECONDS = 0.05
 def _interrupted() -> bool:
     """The main program ended with an unhandled KeyboardInterrupt (Ctrl-C): the user
     wants the process gone, and its exit waits for nothing."""
-    return isinstance(getattr(sys, "last_value", None), KeyboardInterrupt)
+    # (Python prints the traceback of an unhandled exception before the exit handlers
+    # run, and keeps it as sys.last_value; 3.12 also as sys.last_exc.)
+    last = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    return isinstance(last, KeyboardInterrupt)
 
 
 def at_exit() -> None:
