@@ -2,19 +2,66 @@
 
 Values are read when asked for (not at import), so tests and long-running
 processes can change the environment and see the effect on the next JIT.
+
+A compile that runs later than it was asked for (the tiered JIT's background compile of
+the optimized code, backends/cpu/tiered.py) runs with the settings of the moment it was
+asked for: ``snapshot()`` takes them (every ``SPIRVJIT_*`` variable), ``using(settings)``
+makes this thread's reads of them see that snapshot instead of ``os.environ``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 _FALSE = ("", "0", "false", "no", "off")
+PREFIX = "SPIRVJIT_"
+
+_thread = threading.local()  # .settings: the snapshot this thread reads (``using``)
+
+
+def setting(name: str, default: str = "") -> str:
+    """The value of the ``SPIRVJIT_*`` variable ``name``: from the snapshot this thread
+    runs with (``using``), else from the environment now."""
+    settings = getattr(_thread, "settings", None)
+    if settings is not None and name.startswith(PREFIX):
+        return settings.get(name, default)
+    return os.environ.get(name, default)
+
+
+def snapshot() -> dict[str, str]:
+    """Every ``SPIRVJIT_*`` setting as this thread sees it now (``using``'s argument)."""
+    settings = getattr(_thread, "settings", None)
+    if settings is not None:
+        return dict(settings)
+    data = _ENVIRON_BYTES
+    if data is None:
+        return {k: v for k, v in os.environ.copy().items() if k.startswith(PREFIX)}
+    # A copy taken in one step (``list`` of a dict's items holds the GIL throughout): a
+    # thread setting a variable meanwhile cannot break the iteration.
+    prefix = PREFIX.encode()
+    return {os.fsdecode(k): os.fsdecode(v) for k, v in list(data.items()) if k.startswith(prefix)}
+
+
+@contextlib.contextmanager
+def using(settings: Mapping[str, str]) -> Iterator[None]:
+    """Within: this thread reads the ``SPIRVJIT_*`` settings from ``settings`` (a
+    ``snapshot()``; a variable missing there is unset), whatever the environment says.
+    Other threads are not affected."""
+    previous = getattr(_thread, "settings", None)
+    _thread.settings = dict(settings)
+    try:
+        yield
+    finally:
+        _thread.settings = previous
 
 
 def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in _FALSE
+    return setting(name).strip().lower() not in _FALSE
 
 
 def _launch_flag(name: str) -> bool:
@@ -23,7 +70,7 @@ def _launch_flag(name: str) -> bool:
     mapping's bytes dictionary, which every ``os.environ`` change updates, is read
     directly where it exists (POSIX CPython)."""
     data = _ENVIRON_BYTES
-    if data is None:
+    if data is None or getattr(_thread, "settings", None) is not None:
         return _flag(name)
     value = data.get(name.encode())
     return value is not None and value.strip().lower().decode(errors="replace") not in _FALSE
@@ -39,7 +86,7 @@ _ENVIRON_BYTES: dict | None = (
 
 def dump_dir() -> Path | None:
     """SPIRVJIT_DUMP=DIR: write every kernel's stages (SPIR-V, disassembly, IR, asm) there."""
-    value = os.environ.get("SPIRVJIT_DUMP", "").strip()
+    value = setting("SPIRVJIT_DUMP").strip()
     return Path(value) if value else None
 
 
@@ -91,15 +138,42 @@ def tiered() -> bool:
     optimized code is compiled at the same time on a background thread and replaces it,
     also in the middle of a launch (backends/cpu/tiered.py). ``Kernel.compile()`` always
     loads the optimized code. Off: every compile is synchronous and fully optimized."""
-    value = os.environ.get("SPIRVJIT_TIERED", "").strip().lower()
+    value = setting("SPIRVJIT_TIERED").strip().lower()
     return value not in ("0", "false", "no", "off")
+
+
+DEFAULT_EXIT_WAIT = 2.0
+
+
+def exit_wait() -> float:
+    """SPIRVJIT_EXIT_WAIT=SECONDS: how long a process's exit waits, at most, for the
+    tiered JIT's optimized compiles still running or queued whose code would go into the
+    disk cache, so that the next run loads optimized code from disk instead of compiling
+    (backends/cpu/tiered.py: ``at_exit``). Default 2; 0: the exit gives them up at once;
+    ``inf``: it waits until they are done. A value that is not a number of seconds logs
+    a warning and uses the default (it is read at exit, where raising helps no one)."""
+    value = setting("SPIRVJIT_EXIT_WAIT").strip()
+    if not value:
+        return DEFAULT_EXIT_WAIT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # (also NaN)
+        logging.getLogger("spirvjit").warning(
+            "spirvjit: SPIRVJIT_EXIT_WAIT=%r is not a number of seconds; using %g",
+            value,
+            DEFAULT_EXIT_WAIT,
+        )
+        return DEFAULT_EXIT_WAIT
+    return seconds
 
 
 def opt_level() -> int | None:
     """SPIRVJIT_OPT_LEVEL=1|2|3: the LLVM pipeline level for every CPU kernel (default:
     none, the backend's choice per kernel: O3, O2 for barrier kernels). For measuring JIT
     time against run time; part of the cache key. Anything else is an error."""
-    value = os.environ.get("SPIRVJIT_OPT_LEVEL", "").strip()
+    value = setting("SPIRVJIT_OPT_LEVEL").strip()
     if not value:
         return None
     if value not in ("1", "2", "3"):
@@ -109,7 +183,7 @@ def opt_level() -> int | None:
 
 def num_threads() -> int:
     """SPIRVJIT_NUM_THREADS: worker threads of the host CPU device (default: all cores)."""
-    value = os.environ.get("SPIRVJIT_NUM_THREADS", "").strip()
+    value = setting("SPIRVJIT_NUM_THREADS").strip()
     if value.isdigit() and int(value) > 0:
         return int(value)
     try:
@@ -124,19 +198,19 @@ _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 def cache_enabled() -> bool:
     """SPIRVJIT_CACHE: the persistent kernel cache is on unless this is 0, false, no or off."""
-    return os.environ.get("SPIRVJIT_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
+    return setting("SPIRVJIT_CACHE").strip().lower() not in ("0", "false", "no", "off")
 
 
 def source_cache_enabled() -> bool:
     """SPIRVJIT_SOURCE_CACHE: compile_opencl/compile_hip reuse earlier results for the same
     source unless this is 0, false, no or off (SPIRVJIT_CACHE=0 keeps only its memory layer)."""
-    value = os.environ.get("SPIRVJIT_SOURCE_CACHE", "").strip().lower()
+    value = setting("SPIRVJIT_SOURCE_CACHE").strip().lower()
     return value not in ("0", "false", "no", "off")
 
 
 def progress_enabled() -> bool:
     """SPIRVJIT_PROGRESS: long commands (precompile, build) show progress on stderr unless 0."""
-    value = os.environ.get("SPIRVJIT_PROGRESS", "").strip().lower()
+    value = setting("SPIRVJIT_PROGRESS").strip().lower()
     return value not in ("0", "false", "no", "off")
 
 
@@ -147,7 +221,7 @@ def warmup_enabled() -> bool:
 
 def cache_dir() -> Path:
     """SPIRVJIT_CACHE_DIR: the persistent cache's directory (default: the user cache dir)."""
-    value = os.environ.get("SPIRVJIT_CACHE_DIR", "").strip()
+    value = setting("SPIRVJIT_CACHE_DIR").strip()
     if value:
         return Path(value).expanduser()
     import platformdirs  # imported here: only the cache needs it
@@ -160,7 +234,7 @@ def cache_max_size() -> int:
 
     Raises ValueError, naming the variable, when the value is not a size.
     """
-    value = os.environ.get("SPIRVJIT_CACHE_MAX_SIZE", "").strip()
+    value = setting("SPIRVJIT_CACHE_MAX_SIZE").strip()
     if not value:
         return DEFAULT_CACHE_MAX_SIZE
     try:
@@ -204,7 +278,7 @@ def native_policy() -> str:
     "trusted" (the default) runs it only from files no other user can write or that carry
     a trusted signature (docs/threat-model.md). Raises ValueError for another value.
     """
-    value = os.environ.get(NATIVE_VAR, "").strip().lower() or "trusted"
+    value = setting(NATIVE_VAR).strip().lower() or "trusted"
     if value not in NATIVE_POLICIES:
         raise ValueError(f"{NATIVE_VAR}={value!r}: expected one of {', '.join(NATIVE_POLICIES)}")
     return value
@@ -214,7 +288,7 @@ def trusted_keys_files() -> list[Path]:
     """SPIRVJIT_TRUSTED_KEYS=FILE[:FILE...]: files of public keys trusted to sign unified
     binaries (default: ``trusted_keys`` in the user config directory, e.g.
     ``~/.config/spirvjit/trusted_keys``)."""
-    value = os.environ.get(TRUSTED_KEYS_VAR, "").strip()
+    value = setting(TRUSTED_KEYS_VAR).strip()
     if value:
         return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
     import platformdirs

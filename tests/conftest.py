@@ -25,10 +25,10 @@ def _private_kernel_cache(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(autouse=True)
 def _background_compiles_end_with_their_test(monkeypatch: pytest.MonkeyPatch):
     """Each test's tiered kernels finish their optimized tier's background compile
-    before the test ends: the compile reads the settings (SPIRVJIT_DUMP, SPIRVJIT_WFV,
-    ...) when it runs, and must see this test's, not the next test's (a dump of one test's
-    kernel turned up in the next test's dump directory). ``monkeypatch`` is requested so
-    that this runs before the test's environment is restored."""
+    before the test ends. The compile runs with the settings of its launch (tiered.py),
+    but must not take the CPU, or its cache directory (a test's tmp_path), into the next
+    test. ``monkeypatch`` is requested so that this runs before the test's environment
+    is restored."""
     yield
     tiered = sys.modules.get("spirvjit.backends.cpu.tiered")  # (not imported: no kernels)
     if tiered is not None:

@@ -134,6 +134,13 @@ def store(key: KernelKey, obj: bytes) -> None:
     _event(key, "compile", reason, nearest)
 
 
+def persistent() -> bool:
+    """Whether a ``store`` now would write to the disk cache (on, usable, and no write
+    failed in this process), as the current settings say (``config.using``)."""
+    disk = _disk()
+    return disk is not None and disk.root not in _read_only
+
+
 def discard(key: KernelKey, why: str) -> None:
     """Forgets the object code cached for ``key`` (memory and disk): it did not load.
 

@@ -404,7 +404,8 @@ kernel void fast_%s(global const float *x, global float *y)
 def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
     """With fast-math flags LLVM's O3 reassociates the sum (vectorized) and the quick
     tier's -O0 code does not: a quick tier gave other bits (971 of 4096 values differed
-    before fast-math programs were left untiered). The first launch gives the bits of an
+    before fast-math programs were left untiered; within the fast-math bounds, but which
+    bits a launch gets would depend on timing). The first launch gives the bits of an
     untiered compile."""
     release = _held(monkeypatch)
     x = np.random.default_rng(1).uniform(-10, 10, 4096).astype(np.float32)
@@ -419,6 +420,48 @@ def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
     optimized = np.zeros(4096, np.float32)
     untiered(x, optimized, global_size=4096)
     np.testing.assert_array_equal(first.view(np.uint32), optimized.view(np.uint32))
+
+
+FINITE_MATH = """
+kernel void finite_%s(global const float *x, global float *y)
+{
+    size_t i = get_global_id(0);
+    float s = 0.0f, a = x[i];
+    for (int k = 0; k < 64; ++k)
+        s += x[(i + k) %% 4096] * 0.1f;
+    float m = fmin(a, s) + fmax(a * 0.5f, -1.0f) + (a < s ? a : s);
+    float q = (a * 3.0f + 1.0f) / (a * a + 1.0f);
+    y[i] = s + m + q + (isnan(a) ? 100.0f : 0.0f) + (isinf(q) ? 200.0f : 0.0f) + sqrt(fabs(a));
+}
+"""
+
+
+def test_finite_math_only_kernels_are_tiered_with_the_same_bits(tiered_on, monkeypatch) -> None:
+    """-cl-finite-math-only gives nnan and ninf flags only: an operation with them is the
+    plain operation for finite values (poison otherwise), so O3 may change only results
+    the kernel promised never to compute. Such a kernel is tiered (before: not, as every
+    fast-math flag kept a kernel untiered), and for finite values both tiers give the
+    bits of an untiered compile."""
+    release = _held(monkeypatch)
+    x = np.random.default_rng(5).uniform(-10, 10, 4096).astype(np.float32)
+    kernel = spirvjit.compile_opencl(FINITE_MATH % "a", ["-cl-finite-math-only"]).kernel("finite_a")
+    quick = np.zeros(4096, np.float32)
+    kernel(x, quick, global_size=4096)
+    loaded = kernel._default
+    assert isinstance(loaded, tiered.TieredKernel) and loaded.tier == 0
+    release.set()
+    assert kernel.wait_optimized(120) and loaded.tier == 1
+    optimized = np.zeros(4096, np.float32)
+    kernel(x, optimized, global_size=4096)
+    np.testing.assert_array_equal(quick.view(np.uint32), optimized.view(np.uint32))
+    monkeypatch.setenv("SPIRVJIT_TIERED", "0")
+    untiered = spirvjit.compile_opencl(FINITE_MATH % "b", ["-cl-finite-math-only"]).kernel(
+        "finite_b"
+    )
+    reference = np.zeros(4096, np.float32)
+    untiered(x, reference, global_size=4096)
+    np.testing.assert_array_equal(quick.view(np.uint32), reference.view(np.uint32))
+    assert np.isfinite(reference).all()
 
 
 def test_the_suites_kernels_have_the_same_signature_in_both_tiers() -> None:
@@ -732,9 +775,11 @@ def report():
 
 
 def test_a_process_exits_without_finishing_a_pending_optimized_compile(tmp_path) -> None:
-    """A script that launches once and ends: the optimized compile nobody asked for is
-    given up at its next stage boundary (here: after its translation, held until the
-    exit began) instead of run to its end; the exit is clean and the launch was right."""
+    """A script that launches once and ends, the disk cache off: the optimized compile,
+    whose code nothing would store, is given up at its next stage boundary (here: after
+    its translation, held until the exit began) instead of run to its end; the exit is
+    clean and the launch was right. (With the disk cache on, the exit waits for it up to
+    SPIRVJIT_EXIT_WAIT seconds: tests/kernels/test_tiered_exit.py.)"""
     import json
     import os
     import subprocess

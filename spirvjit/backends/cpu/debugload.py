@@ -40,6 +40,7 @@ from collections.abc import Mapping
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ... import config
 from ...errors import CompileError
 from ...target import Target
 from ...toolchain import require_tool
@@ -70,7 +71,7 @@ def traced() -> bool:
 
 def wanted(module) -> bool:
     """Whether kernels of SPIR-V ``module`` load in debug mode now (see the module doc)."""
-    setting = os.environ.get("SPIRVJIT_DEBUG_INFO", "").strip()
+    setting = config.setting("SPIRVJIT_DEBUG_INFO").strip()
     if setting == "0" or (setting in ("", "auto") and not traced()):
         return False
     return has_debug_info(module)  # last: it reads the whole module

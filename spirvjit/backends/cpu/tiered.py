@@ -17,8 +17,14 @@ launches while a background thread compiles the optimized tier, which then repla
   why), and no lock of the quick tier's or of the program's other kernels waits for it
   (the program locks per variant, not across compiles, and the long LLVM calls run
   without llvmlite's process-wide lock: ``codegen.unlocked``);
-- a background compile still pending when the process exits is given up at its next
-  stage boundary (``abandon_pending``): the exit waits at most for the stage in flight;
+- the background compile runs with the settings (``SPIRVJIT_*``) of the launch that
+  asked for it (``config.snapshot`` when the kernel is loaded, ``config.using`` on the
+  background thread), not with what the environment says when it runs;
+- at exit (``at_exit``), the background compiles whose code would go into the disk cache
+  are given up to SPIRVJIT_EXIT_WAIT seconds (default 2) to finish, so that the next run
+  of a short script loads optimized code from disk; the others, and those still
+  compiling then, are given up at their next stage boundary (no wait at all after
+  Ctrl-C, SPIRVJIT_EXIT_WAIT=0 or with the disk cache off);
 - only the optimized tier goes into the cache (the quick tier's specialization,
   ``jit.QUICK_TIER``, is never looked up or stored), so a later process starts optimized;
 - both tiers compute the same results (``worth_it``).
@@ -33,11 +39,12 @@ import ctypes
 import functools
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
 
-from ... import jit
+from ... import cache, config, jit
 from ...jit import QUICK_TIER
 from ...translate.mathlib import vector_declarations
 from . import gcpause
@@ -48,10 +55,15 @@ from .workers import keep_forever
 log = logging.getLogger("spirvjit")
 
 
-# LLVM's fast-math flags: with them the O3 pipeline may reassociate, contract a*b+c into
-# an FMA (fmul and fadd with ``contract``: the DAG combiner fuses them at -O3, not -O0),
-# use reciprocals or drop signed zeros, and the quick tier's code does none of that.
-FAST_MATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
+# LLVM's fast-math flags that let the O3 pipeline change a result computed from finite
+# values: reassociate, contract a*b+c into an FMA (fmul and fadd with ``contract``: the DAG
+# combiner fuses them at -O3, not -O0), use reciprocals or approximate functions, or
+# drop the sign of a zero (which 1/x turns into an infinity of the other sign); the quick
+# tier's code does none of that. (``nnan`` and ``ninf`` are not among them: an operation
+# with them gives poison for a NaN or infinite argument or result, and is the plain
+# operation otherwise, so an optimization may change only results the kernel promised
+# never to compute. -cl-finite-math-only kernels, which have only those, are tiered.)
+VALUE_CHANGING_FLAGS = frozenset({"fast", "nsz", "arcp", "contract", "afn", "reassoc"})
 
 
 def worth_it(program, kernel: str) -> bool:
@@ -59,9 +71,13 @@ def worth_it(program, kernel: str) -> bool:
     bit for bit. Calls of libm functions with libmvec variants compute through one variant
     in both tiers, vector lanes and scalar code alike (mathcalls.py); a program still
     calling such a function's scalar libm code (which rounds differently) is not tiered,
-    nor one with fast-math flags (-cl-fast-relaxed-math, -cl-mad-enable, ...: O3 and -O0
-    code may round differently). The program's whole quick translation is looked at:
-    cheap, and the kernel's callees are in it."""
+    nor one with fast-math flags that change values (``VALUE_CHANGING_FLAGS``:
+    -cl-fast-relaxed-math, -cl-unsafe-math-optimizations, -cl-no-signed-zeros; O3 and -O0
+    code round differently). Such a kernel's results would be within its fast-math
+    bounds on either tier, but they would depend on timing: which launches, and which
+    work-groups of a launch, ran before the swap; a first run (empty cache) would give
+    other bits than the next. The program's whole quick translation is looked at: cheap,
+    and the kernel's callees are in it."""
     translation = program.translation_for((QUICK_TIER,))
     module = translation.module
     called = {fn.name for fn in module.functions}
@@ -71,12 +87,13 @@ def worth_it(program, kernel: str) -> bool:
 
 
 def _has_fast_math(module) -> bool:
+    """Whether an instruction of ``module`` has a ``VALUE_CHANGING_FLAGS`` flag."""
     for fn in module.functions:
         for block in fn.blocks:
             for instruction in block.instructions:
-                flags = getattr(instruction, "flags", None) or ()
-                fastmath = getattr(instruction, "fastmath", None) or ()
-                if FAST_MATH_FLAGS.intersection(flags) or FAST_MATH_FLAGS.intersection(fastmath):
+                flags = set(getattr(instruction, "flags", None) or ())
+                flags.update(getattr(instruction, "fastmath", None) or ())
+                if not VALUE_CHANGING_FLAGS.isdisjoint(flags):
                     return True
     return False
 
@@ -137,14 +154,17 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork)
 
 
-# Exit: the background compiles nobody has asked for are given up. Their threads are not
-# daemons (a daemon thread stopped inside LLVM while the interpreter and LLVM's static
-# objects are torn down can crash the exit), so the interpreter joins them; before it does
-# (``threading._register_atexit``: called before the non-daemon threads are joined) every
-# pending compile is told to stop at its next stage boundary (``jit.abandoned_when``).
+# Exit. The background compiles' threads are not daemons (a daemon thread stopped inside
+# LLVM while the interpreter and LLVM's static objects are torn down can crash the exit),
+# so the interpreter joins them; before it does (``threading._register_atexit``: called
+# before the non-daemon threads are joined) ``at_exit`` lets those whose code would go
+# into the disk cache finish for up to SPIRVJIT_EXIT_WAIT seconds (a short script's next
+# run then loads optimized code from disk instead of compiling the quick tier again), and
+# tells every other one to stop at its next stage boundary (``jit.abandoned_when``).
 EXITING = threading.Event()
 _pending: set[TieredKernel] = set()
 _pending_lock = threading.Lock()
+_given_up = False  # (under _pending_lock) at_exit is done waiting: abandon any newcomer
 
 
 def exiting() -> bool:
@@ -153,24 +173,73 @@ def exiting() -> bool:
 
 
 def abandon_pending() -> None:
-    """Gives up every optimized tier still compiling, at its next stage boundary: their
-    kernels keep running the quick code (``TieredKernel.error`` is a ``jit.Abandoned``)."""
+    """Gives up every optimized tier still compiling or queued, at its next stage
+    boundary, and any scheduled from now on: their kernels keep running the quick code
+    (``TieredKernel.error`` is a ``jit.Abandoned``)."""
+    global _given_up
     EXITING.set()
     with _pending_lock:
+        _given_up = True
         pending = list(_pending)
     for kernel in pending:
         kernel.abandon()
 
 
+# The exit's wait for compiles notices a Ctrl-C within this many seconds.
+SIGNAL_SLICE_SECONDS = 0.05
+
+
+def _interrupted() -> bool:
+    """The main program ended with an unhandled KeyboardInterrupt (Ctrl-C): the user
+    wants the process gone, and its exit waits for nothing."""
+    # (Python prints the traceback of an unhandled exception before the exit handlers
+    # run, and keeps it as sys.last_value; 3.12 also as sys.last_exc.)
+    last = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    return isinstance(last, KeyboardInterrupt)
+
+
+def at_exit() -> None:
+    """The process exits: waits, up to ``config.exit_wait()`` seconds in all, for the
+    optimized compiles (running or queued) whose code goes into the disk cache, then gives
+    up the rest (``abandon_pending``). No wait after Ctrl-C (an unhandled
+    KeyboardInterrupt, or one during the wait: it ends the wait). A compile whose code
+    would not be stored (disk cache off or unusable, in the settings it was scheduled
+    with) is given up at once: finishing it serves no one."""
+    try:
+        EXITING.set()  # no new background compile from now on (CpuBackend._load_for_launch)
+        budget = 0.0 if _interrupted() else config.exit_wait()
+        deadline = time.monotonic() + budget
+        while budget > 0:
+            with _pending_lock:
+                pending = [kernel for kernel in _pending if not kernel._abandoned]
+            waiting = []
+            for kernel in pending:
+                if kernel.stores():
+                    waiting.append(kernel)
+                else:
+                    kernel.abandon()
+            left = deadline - time.monotonic()
+            if not waiting or left <= 0:
+                break
+            # In slices: a Ctrl-C may be delivered to any thread, and only sets a flag
+            # that the main thread reads between its waits (a whole wait would let the
+            # signal wait with it).
+            waiting[0].wait_optimized(min(left, SIGNAL_SLICE_SECONDS))
+    except KeyboardInterrupt:  # Ctrl-C during the wait: the user wants out now
+        pass
+    finally:
+        abandon_pending()
+
+
 if hasattr(threading, "_register_atexit"):
-    threading._register_atexit(abandon_pending)
+    threading._register_atexit(at_exit)
 
 
 def wait_pending(timeout: float | None = None) -> bool:
     """Waits until no optimized tier is compiling or queued; False if ``timeout`` seconds
-    passed first. A background compile reads the settings (SPIRVJIT_DUMP, SPIRVJIT_WFV,
-    ...) when it runs: the test suite waits after each test, so that a test's compiles
-    run under its settings, not the next test's."""
+    passed first. (The test suite waits after each test: a test's background compiles
+    run with its settings anyway, but must not use the CPU or its cache directory in the
+    next test.)"""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         with _pending_lock:
@@ -253,12 +322,18 @@ class TieredKernel:
         self.optimized_seconds: float | None = None
         self.optimized_times = None
         self._optimized = threading.Event()
-        # Not a daemon (see abandon_pending): the interpreter joins it at exit.
+        # The settings the optimized tier compiles with: this launch's, whatever the
+        # environment says when the background thread gets to it.
+        self._settings = config.snapshot()
+        self._stores: bool | None = None  # (stores(): asked once, at exit)
+        # Not a daemon (see at_exit): the interpreter joins it at exit.
         self._thread = threading.Thread(
             target=self._optimize, args=(optimize,), name=_THREAD_PREFIX + name
         )
         with _pending_lock:
             _pending.add(self)
+            if _given_up:  # the exit is past waiting for compiles: none starts now
+                self._abandoned = True
         self._thread.start()
         try:
             code = quick()
@@ -280,11 +355,26 @@ class TieredKernel:
         """Gives up the optimized tier's compile at its next stage boundary."""
         self._abandoned = True
 
+    def stores(self) -> bool:
+        """Whether the optimized tier's code, once compiled, goes into the disk cache (in
+        the settings it compiles with): what finishing it at exit is for."""
+        if self._stores is None:
+            try:
+                with config.using(self._settings):
+                    self._stores = cache.persistent()
+            except Exception:  # (asked at exit: never raises into it)
+                self._stores = False
+        return self._stores
+
     def _optimize(self, optimize: Callable[[], object]) -> None:
         gcpause.mark_background()
         self._quick_in.wait()  # (see __init__)
         try:
-            with _compile_slots(), jit.abandoned_when(lambda: self._abandoned):
+            with (
+                config.using(self._settings),
+                _compile_slots(),
+                jit.abandoned_when(lambda: self._abandoned),
+            ):
                 self._started = time.perf_counter()
                 full = optimize()
             claim_rest = _claim_rest()

@@ -60,7 +60,6 @@ path). ``SPIRVJIT_WFV=0`` turns the vectorizer off; by default it takes kernels 
 from __future__ import annotations
 
 import functools
-import os
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -136,7 +135,9 @@ def mode() -> str:
     LLVM's loop vectorizer, which widens it as well and, on the streaming kernels measured
     (stencils, guarded saxpy), runs faster: it interleaves and proves addresses
     consecutive without run-time checks)."""
-    value = os.environ.get("SPIRVJIT_WFV", "").strip().lower()
+    from ... import config  # (here: one hunk in a module others edit)
+
+    value = config.setting("SPIRVJIT_WFV").strip().lower()
     if value in ("0", "false", "no", "off"):
         return "off"
     return "all" if value == "all" else "loops"
