@@ -40,6 +40,16 @@ PORTED = [
     ("int64", "random_stats", "splitmix64, 64-bit atomicAdd/Max/Min"),
     ("int64", "cas_product", "64-bit atomicCAS loop"),
     ("int64", "int32_helpers", "__mulhi/__mul24/__usad/__hadd/__rhadd/__funnelshift_l/..."),
+    ("classes", "julia_counts", "class with ctor/methods/operators in a namespace, int2"),
+    ("classes", "transform<float, Affine>", "function object by value, grid-stride loop"),
+    ("classes", "transform<int, Clamp>", "second instantiation, int functor"),
+    ("classes", "transform<double, Square<double> >", "nested template argument"),
+    ("classes", "float_fields", "__device__ lambda, union punning, bit-fields"),
+    ("classes", "sort8_select", "private array indexed at run time, switch"),
+    ("classes", "dots<float, 4>", "class template, static method, constexpr member"),
+    ("classes", "dots<long long, 3>", "int64 instantiation of the class template"),
+    ("cas_atomics", "cas_float_atomics", "atomicCAS loops: float max/min/mul, double add"),
+    ("cas_atomics", "filter_positive", "warp-aggregated atomics: __activemask/__ffsll/__shfl"),
 ]
 GPU_TARGETS = ("gfx942", "sm_90")
 
@@ -263,6 +273,136 @@ def check_int32_helpers(prog: Program, rng):
         assert out[i].tolist() == expected, (i, x, y)
 
 
+# --- classes --------------------------------------------------------------------------------
+
+
+def check_julia_counts(prog: Program, rng):
+    n, max_iter = 2000, 50
+    points = rng.integers(-128, 128, (n, 2)).astype(np.int32)
+    counts = np.zeros(n, np.int32)
+    prog.julia_counts(points, counts, np.int32(n), np.int32(max_iter), grid=8, block=256)
+    z = points[:, 0] / 64 + 1j * points[:, 1] / 64
+    expected = np.zeros(n, np.int32)
+    for i in range(n):
+        # In doubles: the first iterations, where the count is decided for most points,
+        # are exact in float too; the rest may differ by rounding, within one iteration.
+        w, k = z[i], 0
+        while k < max_iter and abs(w) ** 2 <= 4:
+            w, k = w * w + (-0.5 + 0.25j), k + 1
+        expected[i] = k
+    diverged = expected < max_iter
+    assert (np.abs(counts - expected) <= 1).all()
+    assert (counts[expected <= 3] == expected[expected <= 3]).all()
+    assert diverged.sum() > n // 4 and (~diverged).sum() > 0
+
+
+def check_transform_affine(prog: Program, rng):
+    n = 3000
+    x = rng.random(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    op = np.array((2.5, -1.0), np.dtype([("scale", np.float32), ("shift", np.float32)]))
+    prog.kernel("transform<float, Affine>")(x, out, np.int32(n), op, grid=3, block=128)
+    # scale * x + shift may be one fma (HIP contracts): within an ulp of the two roundings.
+    np.testing.assert_allclose(out, np.float32(2.5) * x - np.float32(1), rtol=2e-7, atol=1e-7)
+
+
+def check_transform_clamp(prog: Program, rng):
+    n = 3000
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    op = np.array((-10, 25), np.dtype([("lo", np.int32), ("hi", np.int32)]))
+    prog.kernel("transform<int, Clamp>")(x, out, np.int32(n), op, grid=3, block=128)
+    np.testing.assert_array_equal(out, np.clip(x, -10, 25))
+
+
+def check_transform_square(prog: Program, rng):
+    n = 1000
+    x = rng.standard_normal(n)
+    out = np.zeros(n)
+    # An empty struct by value: one byte, as clang passes it.
+    prog.kernel("transform<double,Square<double>>")(x, out, np.int32(n), b"\0", grid=2, block=64)
+    np.testing.assert_array_equal(out, x * x)
+
+
+def check_float_fields(prog: Program, rng):
+    n = 1000
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)).astype(np.float32)
+    x[:4] = [0.0, -0.0, np.inf, np.float32(1e-40)]
+    out = np.zeros((n, 3), np.uint32)
+    prog.float_fields(x, out, np.int32(n), grid=4, block=256)
+    bits = x.view(np.uint32)
+    np.testing.assert_array_equal(out[:, 0], bits >> 31)
+    np.testing.assert_array_equal(out[:, 1], (bits >> 23) & 0xFF)
+    np.testing.assert_array_equal(out[:, 2], (bits & 0x7FFFFF) ^ (bits >> 23))
+
+
+def check_sort8_select(prog: Program, rng):
+    n = 500
+    x = rng.integers(-1000, 1000, (n, 8)).astype(np.int32)
+    sorted_, picked = np.zeros_like(x), np.zeros(n, np.int32)
+    prog.sort8_select(x, sorted_, picked, np.int32(n), grid=2, block=256)
+    s = np.sort(x, axis=1)
+    np.testing.assert_array_equal(sorted_, s)
+    t = np.arange(n)
+    median = (s[:, 3] + s[:, 4]).astype(np.int64)
+    median = np.where(median < 0, -(-median // 2), median // 2)  # C division truncates
+    choices = [s[:, 0], s[:, 7], median, s[:, 7] - s[:, 0], s[t, t % 8]]
+    np.testing.assert_array_equal(picked, np.choose(t % 5, choices))
+
+
+def check_dots_float(prog: Program, rng):
+    n = 300
+    a, b = (rng.integers(-8, 8, (n, 4)).astype(np.float32) for _ in range(2))
+    out = np.zeros(n, np.float32)
+    prog.kernel("dots<float, 4>")(a, b, out, np.int32(n), grid=2, block=256)
+    np.testing.assert_array_equal(out, (a * b).sum(1))
+
+
+def check_dots_int64(prog: Program, rng):
+    n = 300
+    a, b = (rng.integers(-(2**40), 2**40, (n, 3)) for _ in range(2))
+    out = np.zeros(n, np.int64)
+    prog.kernel("dots<long long, 3>")(a, b, out, np.int32(n), grid=2, block=256)
+    expected = [
+        sum(int(p) * int(q) for p, q in zip(ra, rb, strict=True))
+        for ra, rb in zip(a, b, strict=True)
+    ]
+    assert out.tolist() == [_s64(v) for v in expected]
+
+
+# --- cas_atomics ----------------------------------------------------------------------------
+
+
+def check_cas_float_atomics(prog: Program, rng):
+    n = 3000
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    factors = (1 + rng.random(64) / 16).astype(np.float32)
+    out = np.array([-np.inf, np.inf, 1.0], np.float32)
+    total = np.zeros(1)
+    prog.cas_float_atomics(x, factors, out, total, np.int32(n), grid=12, block=256)
+    assert out[0] == x.max() and out[1] == x.min()
+    # The product's order varies between runs: each order rounds 64 times (2^-24 each).
+    np.testing.assert_allclose(out[2], np.prod(factors, dtype=np.float64), rtol=64 * 2**-24)
+    np.testing.assert_allclose(total[0], x.sum(dtype=np.float64), rtol=1e-12)
+    # All negative: the minimum goes through the unsigned branch.
+    neg = -np.abs(x) - 1
+    out = np.array([-np.inf, 0.0, 1.0], np.float32)
+    prog.cas_float_atomics(neg, factors, out, total, np.int32(n), grid=12, block=256)
+    assert out[0] == neg.max() and out[1] == neg.min()
+
+
+def check_filter_positive(prog: Program, rng):
+    for block in (32, 64, 256):
+        n = 5000
+        x = rng.integers(-100, 100, n).astype(np.int32)
+        out, count = np.zeros(n, np.int32), np.zeros(1, np.int32)
+        prog.filter_positive(x, out, count, np.int32(n), grid=-(-n // block), block=block)
+        kept = x[x > 0]
+        assert count[0] == len(kept)
+        # Slots are taken in a racy order: the same values, each once.
+        np.testing.assert_array_equal(np.sort(out[: len(kept)]), np.sort(kept))
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -272,6 +412,16 @@ CHECKS = {
     "random_stats": check_random_stats,
     "cas_product": check_cas_product,
     "int32_helpers": check_int32_helpers,
+    "julia_counts": check_julia_counts,
+    "transform<float, Affine>": check_transform_affine,
+    "transform<int, Clamp>": check_transform_clamp,
+    "transform<double, Square<double> >": check_transform_square,
+    "float_fields": check_float_fields,
+    "sort8_select": check_sort8_select,
+    "dots<float, 4>": check_dots_float,
+    "dots<long long, 3>": check_dots_int64,
+    "cas_float_atomics": check_cas_float_atomics,
+    "filter_positive": check_filter_positive,
 }
 
 
@@ -318,3 +468,27 @@ def test_128_bit_integers_run_and_compile_for_gpus():
         assert out[i].tolist() == [wide // (y | 1) & M64, wide % (x | 1), x * y >> 64]
     for target in GPU_TARGETS:
         assert prog.for_target(parse_target(target)).object_code("wide")[0]
+
+
+ATOMIC_OPERANDS = r"""
+#include <hip/hip_runtime.h>
+__global__ void operands(unsigned* counts, float* total, unsigned long long* bits, int* low) {
+  atomicAdd(&counts[threadIdx.x % 4], 1);
+  atomicAdd(total, 1);
+  atomicMin(low, threadIdx.x + 100u);
+  if (threadIdx.x == 0) atomicCAS(bits, 0ull, __double_as_longlong(2.5));
+}
+"""
+
+
+def test_atomic_operands_convert_to_the_pointee_type():
+    # Failed before: the atomics were templates deducing T from every operand, so
+    # atomicAdd(unsigned*, 1) and CUDA's double-atomicAdd recipe (atomicCAS on an
+    # unsigned long long* with a long long from __double_as_longlong) did not compile:
+    # "deduced conflicting types for parameter 'T'". HIP has one overload per type.
+    prog = spirvjit.compile_hip(ATOMIC_OPERANDS)
+    counts, total = np.zeros(4, np.uint32), np.zeros(1, np.float32)
+    bits, low = np.zeros(1, np.uint64), np.full(1, 1000, np.int32)
+    prog.operands(counts, total, bits, low, grid=2, block=64)
+    assert counts.tolist() == [32] * 4 and total[0] == 128 and low[0] == 100
+    assert bits.view(np.float64)[0] == 2.5

@@ -71,46 +71,56 @@ __SPIRVJIT_D void __threadfence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "ag
 __SPIRVJIT_D void __threadfence_system() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, ""); }
 
 // --- atomics ---------------------------------------------------------------------------
-#define __SPIRVJIT_SCOPED_ATOMICS(SUFFIX, SCOPE)                                                \
+// The value operands take the pointee's type without deducing it (as HIP's overloads for
+// each type do): `atomicAdd(unsigned_ptr, 1)` and `atomicCAS(ull_ptr, assumed,
+// __double_as_longlong(v))` (a long long) convert their operands instead of failing to
+// deduce T.
+template <class T>
+struct __spirvjit_operand {
+  typedef T type;
+};
+template <class T>
+using __spirvjit_operand_t = typename __spirvjit_operand<T>::type;
+#define __SPIRVJIT_SCOPED_ATOMICS(SUFFIX, SCOPE)                                              \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicAdd##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicAdd##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicSub##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicSub##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_add(p, (T)-v, __ATOMIC_RELAXED, SCOPE);                         \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicExch##SUFFIX(T* p, T v) {                                              \
+  __SPIRVJIT_D T atomicExch##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                        \
     return __hip_atomic_exchange(p, v, __ATOMIC_RELAXED, SCOPE);                              \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicMin##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicMin##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_min(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicMax##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicMax##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicAnd##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicAnd##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_and(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicOr##SUFFIX(T* p, T v) {                                                \
+  __SPIRVJIT_D T atomicOr##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                          \
     return __hip_atomic_fetch_or(p, v, __ATOMIC_RELAXED, SCOPE);                              \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicXor##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicXor##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_xor(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicCAS##SUFFIX(T* p, T compare, T v) {                                    \
+  __SPIRVJIT_D T atomicCAS##SUFFIX(T* p, __spirvjit_operand_t<T> compare, __spirvjit_operand_t<T> v) { \
     __hip_atomic_compare_exchange_strong(p, &compare, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED,  \
                                          SCOPE);                                              \
     return compare;                                                                           \
   }                                                                                           \
-  /* atomicInc/atomicDec wrap at v, as on the GPU: old >= v ? 0 : old + 1, and              \
+  /* atomicInc/atomicDec wrap at v, as on the GPU: old >= v ? 0 : old + 1, and                \
      (old == 0 || old > v) ? v : old - 1. */                                                  \
   __SPIRVJIT_D unsigned atomicInc##SUFFIX(unsigned* p, unsigned v) {                          \
     unsigned old = __hip_atomic_load(p, __ATOMIC_RELAXED, SCOPE);                             \
