@@ -50,6 +50,15 @@ PORTED = [
     ("classes", "dots<long long, 3>", "int64 instantiation of the class template"),
     ("cas_atomics", "cas_float_atomics", "atomicCAS loops: float max/min/mul, double add"),
     ("cas_atomics", "filter_positive", "warp-aggregated atomics: __activemask/__ffsll/__shfl"),
+    ("half", "haxpy", "__half2 __hfma2, __halves2half2, __half by value"),
+    ("half", "hdot", "__half2float, __shfl_xor reduction, __lane_id"),
+    ("half", "half_misc", "__float2half, __hgt/__hlt/__heq, __hmax/__hmin"),
+    ("fastmath", "trig_fast", "sincosf, __sincosf, __sinf/__cosf/__tanf, __logf"),
+    ("fastmath", "exp_log_fast", "__powf, exp10f/__exp10f, __log2f/__log10f, rsqrtf, __frcp_rn"),
+    ("fastmath", "rounded_ops", "__fadd_rn/.../__fmaf_rn/__fsqrt_rn, __fmul_rn not fused"),
+    ("fastmath", "conversions", "__float2int_rn/rz/ru/rd, __float2uint_rn, lrintf, llroundf"),
+    ("fastmath", "decompose", "frexpf, ldexpf, modff, fmodf, remainderf, remquof"),
+    ("fastmath", "double_bits", "sincos, __double2hiint/loint, __hiloint2double, hypot"),
 ]
 GPU_TARGETS = ("gfx942", "sm_90")
 
@@ -403,6 +412,177 @@ def check_filter_positive(prog: Program, rng):
         np.testing.assert_array_equal(np.sort(out[: len(kept)]), np.sort(kept))
 
 
+# --- half -----------------------------------------------------------------------------------
+
+
+def check_haxpy(prog: Program, rng):
+    n2 = 1000
+    x = (rng.random(2 * n2) * 4 - 2).astype(np.float16)
+    y = (rng.random(2 * n2) * 4 - 2).astype(np.float16)
+    expected = (np.float32(1.5) * x.astype(np.float32) + y).astype(np.float16)  # one rounding
+    prog.haxpy(np.int32(n2), np.float16(1.5), x, y, grid=2, block=128)
+    np.testing.assert_array_equal(y, expected)
+
+
+def check_hdot(prog: Program, rng):
+    n = 1000
+    a = (rng.random(n) * 2 - 1).astype(np.float16)
+    b = (rng.random(n) * 2 - 1).astype(np.float16)
+    waves = -(-n // CPU_WARP)
+    partial = np.zeros(waves + 1, np.float32)
+    prog.hdot(a, b, partial, np.int32(n), grid=4, block=256)
+    prod = np.zeros(waves * CPU_WARP)
+    prod[:n] = a.astype(np.float64) * b  # each product of halves is exact in float
+    np.testing.assert_allclose(partial[:waves], prod.reshape(-1, CPU_WARP).sum(1), atol=1e-5)
+
+
+def check_half_misc(prog: Program, rng):
+    n = 1000
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    y = x.astype(np.float16).astype(np.float32)  # equal halves on the first rows
+    y[n // 4 :] = (rng.standard_normal(n - n // 4) * 100).astype(np.float32)
+    out, sign = np.zeros((n, 4), np.float16), np.zeros(n, np.int32)
+    prog.half_misc(x, y, out, sign, np.int32(n), grid=4, block=256)
+    a, b = x.astype(np.float16), y.astype(np.float16)
+    np.testing.assert_array_equal(out[:, 0], (a.astype(np.float32) * 2).astype(np.float16))
+    np.testing.assert_array_equal(out[:, 1], np.maximum(a, np.float16(0)))
+    np.testing.assert_array_equal(out[:, 2], np.maximum(a, b))
+    np.testing.assert_array_equal(out[:, 3], np.minimum(a, b))
+    np.testing.assert_array_equal(sign, np.sign(a.astype(np.float32) - b))
+    assert (sign[: n // 4] == 0).all()
+
+
+# --- fastmath ---------------------------------------------------------------------------------
+
+
+def assert_ulp(got: np.ndarray, exact: np.ndarray, ulps: float, what: str = ""):
+    """|got - exact| within ``ulps`` units in the last place of the float32 result."""
+    exact = np.asarray(exact, np.float64)
+    ulp = np.spacing(np.abs(exact.astype(got.dtype))).astype(np.float64)
+    err = np.abs(got.astype(np.float64) - exact) / ulp
+    worst = int(np.argmax(err))
+    assert err[worst] <= ulps, (
+        f"{what}: {err[worst]:.2f} ulp at {worst}: {got[worst]!r} vs {exact[worst]!r}"
+    )
+
+
+def check_trig_fast(prog: Program, rng):
+    n = 2000
+    x = ((rng.random(n) * 2 - 1) * np.pi).astype(np.float32)
+    out = np.zeros((n, 8), np.float32)
+    prog.trig_fast(x, out, np.int32(n), grid=8, block=256)
+    v = x.astype(np.float64)
+    # OpenCL/HIP: sinf and cosf 4 ulp (HIP's own are 2). The intrinsics: an absolute
+    # error of 2^-21.41 on [-pi, pi] (__sinf, __cosf), __logf 3 ulp off [0.5, 2].
+    assert_ulp(out[:, 0], np.sin(v), 4, "sincosf sin")
+    assert_ulp(out[:, 1], np.cos(v), 4, "sincosf cos")
+    for col, ref in ((2, np.sin(v)), (3, np.cos(v)), (4, np.sin(v)), (5, np.cos(v))):
+        np.testing.assert_allclose(out[:, col], ref, rtol=0, atol=2**-21.41)
+    np.testing.assert_allclose(out[:, 6], np.tan(v * 0.25), rtol=2**-20, atol=2**-21)
+    assert_ulp(out[:, 7], np.log(v + 5), 3, "__logf")
+
+
+def check_exp_log_fast(prog: Program, rng):
+    n = 2000
+    x = (rng.random(n) * 4 + 0.1).astype(np.float32)
+    out = np.zeros((n, 8), np.float32)
+    prog.exp_log_fast(x, out, np.int32(n), grid=8, block=256)
+    v = x.astype(np.float64)
+    shifted = (x - np.float32(2)).astype(np.float64)  # v - 2.0f rounds below 1
+    np.testing.assert_allclose(out[:, 0], v ** np.float64(np.float32(1.7)), rtol=2**-19)
+    assert_ulp(out[:, 1], 10**shifted, 3, "exp10f")
+    np.testing.assert_allclose(out[:, 2], 10**shifted, rtol=2**-19)
+    np.testing.assert_allclose(out[:, 3], np.log2(v), rtol=2**-21, atol=2**-22)
+    np.testing.assert_allclose(out[:, 4], np.log10(v), rtol=2**-21, atol=2**-22)
+    assert_ulp(out[:, 5], 1 / np.sqrt(v), 2, "rsqrtf")
+    # Round to nearest (CUDA: 0 ulp); before, OpenCL's rsqrt (1.4 ulp seen).
+    assert_ulp(out[:, 6], 1 / np.sqrt(v), 0.5 + 1e-6, "__frsqrt_rn")
+    np.testing.assert_array_equal(out[:, 7], np.float32(1) / x)  # correctly rounded
+
+
+def check_rounded_ops(prog: Program, rng):
+    n = 2000
+    a = (rng.standard_normal(n) * 10).astype(np.float32)
+    b = (rng.standard_normal(n) * 10).astype(np.float32)
+    a[:200] = 1 + rng.random(200).astype(np.float32)  # products near 1: fused != unfused
+    b[:200] = 1 / a[:200] + (rng.random(200) * 1e-6).astype(np.float32)
+    out = np.zeros((n, 7), np.float32)
+    prog.rounded_ops(a, b, out, np.int32(n), grid=8, block=256)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_array_equal(out[:, 0], a + b)
+    np.testing.assert_array_equal(out[:, 1], a - b)
+    np.testing.assert_array_equal(out[:, 2], a * b)
+    np.testing.assert_array_equal(out[:, 3], a / b)
+    fused = (a64 * b64 - 1).astype(np.float32)  # exact product in double: one rounding
+    np.testing.assert_array_equal(out[:, 4], fused)
+    np.testing.assert_array_equal(out[:, 5], np.sqrt(np.abs(a)))
+    unfused = a * b - np.float32(1)
+    assert (fused != unfused).sum() > 10
+    np.testing.assert_array_equal(out[:, 6], unfused)
+
+
+def check_conversions(prog: Program, rng):
+    n = 2000
+    x = (rng.standard_normal(n) * 1000).astype(np.float32)
+    x[:12] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3.49999976, -7.0, 1e9, -1e9, 0.0, -0.0]
+    out = np.zeros((n, 12), np.int64)
+    prog.conversions(x, out, np.int32(n), grid=8, block=256)
+    v = x.astype(np.float64)
+    round_half_away = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    expected = np.column_stack(
+        [
+            np.rint(v),
+            np.trunc(v),
+            np.ceil(v),
+            np.floor(v),
+            np.rint(np.abs(v)),
+            np.rint(v),
+            round_half_away,
+            np.rint(v),
+            np.rint(v),
+            np.trunc(v),
+            round_half_away,
+            np.rint(v * 0.5),
+        ]
+    ).astype(np.int64)
+    np.testing.assert_array_equal(out, expected)
+
+
+def check_decompose(prog: Program, rng):
+    n = 2000
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-5, 6, n)).astype(np.float32)
+    y = (rng.random(n) * 10 + 0.5).astype(np.float32) * rng.choice([-1, 1], n).astype(np.float32)
+    out = np.zeros((n, 8), np.float32)
+    prog.decompose(x, y, out, np.int32(n), grid=8, block=256)
+    mantissa, exponent = np.frexp(x)
+    np.testing.assert_array_equal(out[:, 0], mantissa)
+    np.testing.assert_array_equal(out[:, 1], exponent)
+    np.testing.assert_array_equal(out[:, 2], np.ldexp(x, np.arange(n) % 20 - 10))
+    frac, whole = np.modf(x)
+    np.testing.assert_array_equal(out[:, 3], frac)
+    np.testing.assert_array_equal(out[:, 4], whole)
+    np.testing.assert_array_equal(out[:, 5], np.fmod(x, y))  # exact in C and NumPy
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    quotient = np.rint(x64 / y64)  # x / y is far from a tie for these inputs
+    exact_rem = x64 - quotient * y64
+    np.testing.assert_array_equal(out[:, 6], exact_rem.astype(np.float32))
+    q = quotient.astype(np.int64)
+    # remquo's quotient: the sign of x / y, the magnitude's low 7 bits (OpenCL); the
+    # kernel keeps the two's complement low 3 bits, times the sign.
+    np.testing.assert_array_equal(out[:, 7], (q & 7) * np.where(q < 0, -1, 1))
+
+
+def check_double_bits(prog: Program, rng):
+    n = 1000
+    x = rng.standard_normal(n) * 100
+    out = np.zeros((n, 4))
+    prog.double_bits(x, out, np.int32(n), grid=4, block=256)
+    np.testing.assert_allclose(out[:, 0], np.sin(x), rtol=0, atol=4 * 2**-52)
+    np.testing.assert_allclose(out[:, 1], np.cos(x), rtol=0, atol=4 * 2**-52)
+    assert (out[:, 2] == 0).all()
+    np.testing.assert_allclose(out[:, 3], np.hypot(x, 3.0), rtol=4 * 2**-52)
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -422,6 +602,15 @@ CHECKS = {
     "dots<long long, 3>": check_dots_int64,
     "cas_float_atomics": check_cas_float_atomics,
     "filter_positive": check_filter_positive,
+    "haxpy": check_haxpy,
+    "hdot": check_hdot,
+    "half_misc": check_half_misc,
+    "trig_fast": check_trig_fast,
+    "exp_log_fast": check_exp_log_fast,
+    "rounded_ops": check_rounded_ops,
+    "conversions": check_conversions,
+    "decompose": check_decompose,
+    "double_bits": check_double_bits,
 }
 
 
@@ -492,3 +681,28 @@ def test_atomic_operands_convert_to_the_pointee_type():
     prog.operands(counts, total, bits, low, grid=2, block=64)
     assert counts.tolist() == [32] * 4 and total[0] == 128 and low[0] == 100
     assert bits.view(np.float64)[0] == 2.5
+
+
+DIVIDE_SQRT = r"""
+#include <hip/hip_runtime.h>
+__global__ void divide_sqrt(const float* a, const float* b, float* out) {
+  int i = threadIdx.x;
+  out[2 * i] = a[i] / b[i];
+  out[2 * i + 1] = sqrtf(a[i]);
+}
+"""
+
+
+def test_hip_float_division_and_sqrt_are_correctly_rounded_on_amd():
+    # Failed before: HIP modules were JIT-compiled with OpenCL C's 2.5/3 ulp for float
+    # division and sqrt, so gfx942 divided with a bare v_rcp_f32 and took v_sqrt_f32
+    # without its correction steps. HIP (clang's -fhip-fp32-correctly-rounded-divide-
+    # sqrt, on by default) rounds both correctly: v_div_scale/fmas/fixup, and the
+    # v_cmp_class-guarded sqrt clang builds for gfx942 itself.
+    prog = spirvjit.compile_hip(DIVIDE_SQRT)
+    assert "-cl-fp32-correctly-rounded-divide-sqrt" in prog.options
+    amd = prog.for_target(parse_target("gfx942")).assembly("divide_sqrt")
+    for instruction in ("v_div_scale_f32", "v_div_fmas_f32", "v_div_fixup_f32", "v_cmp_class_f32"):
+        assert instruction in amd
+    nvidia = prog.for_target(parse_target("sm_90")).assembly("divide_sqrt")
+    assert "div.rn.f32" in nvidia and "sqrt.rn.f32" in nvidia

@@ -1,0 +1,46 @@
+// Half precision as mixed-precision code uses it: __half2 axpy, a half dot product
+// accumulated in float with a shuffle reduction, conversions and comparisons.
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include "common.h"
+
+__global__ void haxpy(int n2, __half a, const __half2* x, __half2* y) {
+  const __half2 a2 = __halves2half2(a, a);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += blockDim.x * gridDim.x)
+    y[i] = __hfma2(a2, x[i], y[i]);
+}
+
+__device__ float warp_sum(float v) {
+  for (int mask = warpSize / 2; mask > 0; mask >>= 1) v += __shfl_xor(v, mask);
+  return v;
+}
+
+// One float partial dot product per wavefront.
+__global__ void hdot(const __half* a, const __half* b, float* partial, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < n ? __half2float(a[i]) * __half2float(b[i]) : 0.0f;
+  v = warp_sum(v);
+  if (__lane_id() == 0) partial[i / warpSize] = v;
+}
+
+// out[4 * i ...]: float -> half -> float, relu in half, max and min, the sign of a - b
+__global__ void half_misc(const float* x, const float* y, __half* out, int* sign, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half a = __float2half(x[i]), b = __float2half(y[i]);
+  const __half zero = __float2half(0.0f);
+  out[4 * i] = __float2half(__half2float(a) * 2.0f);
+  out[4 * i + 1] = __hgt(a, zero) ? a : zero;
+  out[4 * i + 2] = __hmax(a, b);
+  out[4 * i + 3] = __hmin(a, b);
+  sign[i] = __hlt(a, b) ? -1 : (__heq(a, b) ? 0 : 1);
+}
+
+int main() {
+  __half *x, *y;
+  HIP_CHECK(hipMalloc(&x, 1024 * sizeof(__half)));
+  HIP_CHECK(hipMalloc(&y, 1024 * sizeof(__half)));
+  haxpy<<<2, 256>>>(512, __float2half(2.0f), (const __half2*)x, (__half2*)y);
+  HIP_CHECK(hipDeviceSynchronize());
+  return 0;
+}
