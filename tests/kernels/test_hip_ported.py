@@ -59,6 +59,16 @@ PORTED = [
     ("fastmath", "conversions", "__float2int_rn/rz/ru/rd, __float2uint_rn, lrintf, llroundf"),
     ("fastmath", "decompose", "frexpf, ldexpf, modff, fmodf, remainderf, remquof"),
     ("fastmath", "double_bits", "sincos, __double2hiint/loint, __hiloint2double, hypot"),
+    ("convolution", "convolutionRows", "__constant__ taps and struct, 2-D shared tile + apron"),
+    ("convolution", "convolutionColumns", "padded 2-D shared tile, #pragma unroll, early return"),
+    ("transpose_tiles", "copySharedMem<float>", "32x8 blocks moving 32x32 tiles"),
+    ("transpose_tiles", "transposeNoBankConflicts<float>", "padded [32][33] tile, partial tiles"),
+    ("transpose_tiles", "transposeNoBankConflicts<double>", "double instantiation"),
+    ("transpose_tiles", "transposeDiagonal", "diagonal block reordering, gridDim"),
+    ("shared_template", "reduce6<float, 256u, true>", "SharedMemory<T>, bool template argument"),
+    ("shared_template", "reduce6<double, 128u, false>", "SharedMemory<double> specialization"),
+    ("shared_template", "reduce6<int, 512u, false>", "blocks of 512, __shfl_down final stage"),
+    ("shared_template", "carve_shared", "int/float/uchar arrays carved from extern __shared__"),
 ]
 GPU_TARGETS = ("gfx942", "sm_90")
 
@@ -583,6 +593,157 @@ def check_double_bits(prog: Program, rng):
     np.testing.assert_allclose(out[:, 3], np.hypot(x, 3.0), rtol=4 * 2**-52)
 
 
+# --- convolution ----------------------------------------------------------------------------
+
+KERNEL_RADIUS = 4
+
+
+def _set_filter(prog: Program, taps: np.ndarray, width: int, height: int):
+    prog.global_variable("c_Kernel")[:] = taps
+    geometry = prog.global_variable("c_geometry")
+    geometry[...] = np.frombuffer(
+        np.array([width, height, width], np.int32).tobytes(), geometry.dtype
+    )
+
+
+def _convolve(image: np.ndarray, taps: np.ndarray, axis: int) -> np.ndarray:
+    # out[x] = sum_j taps[R - j] * in[x + j], zero outside, in float64.
+    padded = np.pad(
+        image.astype(np.float64),
+        [(KERNEL_RADIUS, KERNEL_RADIUS) if a == axis else (0, 0) for a in (0, 1)],
+    )
+    n = image.shape[axis]
+    return sum(
+        taps[KERNEL_RADIUS - j]
+        * np.take(padded, range(KERNEL_RADIUS + j, KERNEL_RADIUS + j + n), axis=axis)
+        for j in range(-KERNEL_RADIUS, KERNEL_RADIUS + 1)
+    )
+
+
+def check_convolutionRows(prog: Program, rng):
+    width, height = 128, 20  # the last block of rows is partly outside
+    taps = rng.random(2 * KERNEL_RADIUS + 1).astype(np.float32)
+    _set_filter(prog, taps, width, height)
+    src = rng.random((height, width), dtype=np.float32)
+    dst = np.zeros_like(src)
+    prog.convolutionRows(dst, src, grid=(width // 64, -(-height // 4)), block=(16, 4))
+    np.testing.assert_allclose(dst, _convolve(src, taps.astype(np.float64), 1), rtol=1e-5)
+
+
+def check_convolutionColumns(prog: Program, rng):
+    width, height = 40, 64  # the last block of columns is partly outside
+    taps = rng.random(2 * KERNEL_RADIUS + 1).astype(np.float32)
+    _set_filter(prog, taps, width, height)
+    src = rng.random((height, width), dtype=np.float32)
+    dst = np.zeros_like(src)
+    prog.convolutionColumns(dst, src, grid=(-(-width // 16), height // 32), block=(16, 8))
+    np.testing.assert_allclose(dst, _convolve(src, taps.astype(np.float64), 0), rtol=1e-5)
+
+
+# --- transpose_tiles --------------------------------------------------------------------------
+
+
+def _tiles(width, height):
+    return (-(-width // 32), -(-height // 32))
+
+
+def check_copy_shared(prog: Program, rng):
+    height, width = 70, 100
+    a = rng.random((height, width), dtype=np.float32)
+    out = np.zeros_like(a)
+    prog.kernel("copySharedMem<float>")(
+        out, a, np.int32(width), np.int32(height), grid=_tiles(width, height), block=(32, 8)
+    )
+    np.testing.assert_array_equal(out, a)
+
+
+def check_transpose_float(prog: Program, rng):
+    height, width = 70, 100
+    a = rng.random((height, width), dtype=np.float32)
+    out = np.zeros((width, height), np.float32)
+    kernel = prog.kernel("transposeNoBankConflicts<float>")
+    kernel(out, a, np.int32(width), np.int32(height), grid=_tiles(width, height), block=(32, 8))
+    np.testing.assert_array_equal(out, a.T)
+
+
+def check_transpose_double(prog: Program, rng):
+    height, width = 64, 33
+    a = rng.standard_normal((height, width))
+    out = np.zeros((width, height))
+    kernel = prog.kernel("transposeNoBankConflicts<double>")
+    kernel(out, a, np.int32(width), np.int32(height), grid=_tiles(width, height), block=(32, 8))
+    np.testing.assert_array_equal(out, a.T)
+
+
+def check_transposeDiagonal(prog: Program, rng):
+    for height, width in ((96, 96), (64, 128)):
+        a = rng.random((height, width), dtype=np.float32)
+        out = np.zeros((width, height), np.float32)
+        grid = (width // 32, height // 32)
+        prog.transposeDiagonal(out, a, np.int32(width), np.int32(height), grid=grid, block=(32, 8))
+        np.testing.assert_array_equal(out, a.T)
+
+
+# --- shared_template --------------------------------------------------------------------------
+
+
+def _check_reduce6(prog, rng, name, dtype, block, n, grid):
+    x = rng.integers(-1000, 1000, n).astype(dtype)
+    out = np.zeros(grid, dtype)
+    itemsize = np.dtype(dtype).itemsize
+    prog.kernel(name)(x, out, np.uint32(n), grid=grid, block=block, shared_mem=block * itemsize)
+    # Block b sums the pairs of block-sized chunks it strides over.
+    expected = np.zeros(grid, np.float64)
+    for b in range(grid):
+        start = b * block * 2
+        while start < n:
+            expected[b] += x[start : start + 2 * block].astype(np.float64).sum()
+            start += block * 2 * grid
+    np.testing.assert_array_equal(out, expected.astype(dtype))
+
+
+def check_reduce6_float(prog, rng):
+    _check_reduce6(prog, rng, "reduce6<float, 256, true>", np.float32, 256, 1 << 14, 8)
+
+
+def check_reduce6_double(prog, rng):
+    _check_reduce6(prog, rng, "reduce6<double, 128, false>", np.float64, 128, 1000, 3)
+
+
+def check_reduce6_int(prog, rng):
+    _check_reduce6(prog, rng, "reduce6<int, 512, false>", np.int32, 512, 12345, 5)
+
+
+def check_carve_shared(prog: Program, rng):
+    n, block = 1000, 128
+    keys = rng.integers(-(10**6), 10**6, n).astype(np.int32)
+    values = rng.random(n, dtype=np.float32)
+    keys_out, values_out = np.zeros(n, np.int32), np.zeros(n, np.float32)
+    flags = np.full(n, 7, np.uint8)
+    grid = -(-n // block)
+    prog.carve_shared(
+        keys,
+        values,
+        keys_out,
+        values_out,
+        flags,
+        np.int32(n),
+        grid=grid,
+        block=block,
+        shared_mem=block * 9,
+    )
+    pk = np.full(grid * block, -1, np.int32)
+    pk[:n] = keys
+    pv = np.zeros(grid * block, np.float32)
+    pv[:n] = values
+    pf = np.zeros(grid * block, np.uint8)
+    pf[:n] = np.fmod(keys, 3) == 0  # C's % truncates
+    reverse = lambda a: a.reshape(grid, block)[:, ::-1].ravel()[:n]  # noqa: E731
+    np.testing.assert_array_equal(keys_out, reverse(pk))
+    np.testing.assert_array_equal(values_out, reverse(pv) * 2)
+    np.testing.assert_array_equal(flags, reverse(pf))
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -611,6 +772,16 @@ CHECKS = {
     "conversions": check_conversions,
     "decompose": check_decompose,
     "double_bits": check_double_bits,
+    "convolutionRows": check_convolutionRows,
+    "convolutionColumns": check_convolutionColumns,
+    "copySharedMem<float>": check_copy_shared,
+    "transposeNoBankConflicts<float>": check_transpose_float,
+    "transposeNoBankConflicts<double>": check_transpose_double,
+    "transposeDiagonal": check_transposeDiagonal,
+    "reduce6<float, 256u, true>": check_reduce6_float,
+    "reduce6<double, 128u, false>": check_reduce6_double,
+    "reduce6<int, 512u, false>": check_reduce6_int,
+    "carve_shared": check_carve_shared,
 }
 
 
