@@ -11,6 +11,7 @@ the remaining integer intrinsics, ... (PORTED lists every kernel with its featur
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 
 import spirvjit
 from spirvjit import Program, parse_target
-from spirvjit.errors import CompileError
+from spirvjit.errors import CompileError, SpirvError
 from spirvjit.toolchain import find_tool
 
 CORPUS_DIR = Path(__file__).parent / "hip_corpus"
@@ -74,6 +75,7 @@ PORTED = [
     ("radix_printf", "segment_ops", "__shfl_xor(v, m, 8), __shfl(v, 3, 16) sub-wavefronts"),
     ("radix_printf", "collatz_steps", "__syncthreads_or as a loop condition, uint64 math"),
     ("radix_printf", "report", "device printf: %u %d %.3f %e %s %lld %5.1f%% %llx"),
+    ("porting", "ported_helpers", "__ldg, std::min/max/numeric_limits, recursion, INFINITY"),
 ]
 # Kernels that do not compile for GPUs, and why (the error must name it).
 GPU_REFUSED = {"report": "calls printf, which spirvjit runs only on the host"}
@@ -805,6 +807,42 @@ def check_report(prog: Program, rng, capfd):
     assert lines == sorted([*expected, "checked 5 values, 20 bytes, 100.0%, abcdef"])
 
 
+# --- porting --------------------------------------------------------------------------------
+
+
+def _search_depth(sorted_: list[int], lo: int, hi: int, key: int) -> int:
+    if lo >= hi:
+        return 0
+    mid = lo + (hi - lo) // 2
+    if sorted_[mid] == key:
+        return 1
+    if key < sorted_[mid]:
+        return 1 + _search_depth(sorted_, lo, mid, key)
+    return 1 + _search_depth(sorted_, mid + 1, hi, key)
+
+
+def check_ported_helpers(prog: Program, rng):
+    n = 600
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    x[:2] = [0, 7]
+    sorted_ = np.unique(rng.integers(-100, 100, 90)).astype(np.int32)
+    out = np.zeros((n, 6), np.int32)
+    prog.ported_helpers(x, sorted_, np.int32(len(sorted_)), out, np.int32(n), grid=3, block=256)
+    primes = [2, 3, 5, 7, 11, 13, 17, 19]
+    table = sorted_.tolist()
+    for i, v in enumerate(x.tolist()):
+        k = (i // 16) % (i % 16 + 1)
+        expected = [
+            v + primes[i % 8],
+            min(max(v, -50), 50),
+            2**31 - 1 if v == 0 else int(-32768 / v),  # C division truncates
+            math.comb(i % 16, k),
+            _search_depth(table, 0, len(table), v),
+            (v != 0) + 2,
+        ]
+        assert out[i].tolist() == expected, i
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -847,6 +885,7 @@ CHECKS = {
     "segment_ops": check_segment_ops,
     "collatz_steps": check_collatz_steps,
     "report": check_report,
+    "ported_helpers": check_ported_helpers,
 }
 
 
@@ -947,3 +986,41 @@ def test_hip_float_division_and_sqrt_are_correctly_rounded_on_amd():
         assert instruction in amd
     nvidia = prog.for_target(parse_target("sm_90")).assembly("divide_sqrt")
     assert "div.rn.f32" in nvidia and "sqrt.rn.f32" in nvidia
+
+
+VIRTUAL = r"""
+#include <hip/hip_runtime.h>
+struct Shape {
+  __device__ virtual float area() const = 0;
+};
+struct Square : Shape {
+  float s;
+  __device__ Square(float s) : s(s) {}
+  __device__ float area() const override { return s * s; }
+};
+struct Disc : Shape {
+  float r;
+  __device__ Disc(float r) : r(r) {}
+  __device__ float area() const override { return 3.0f * r * r; }
+};
+__global__ void areas(const float* size, float* area) {
+  int i = threadIdx.x;
+  Square square(size[i]);
+  Disc disc(size[i]);
+  const Shape* shape = (i & 1) ? (const Shape*)&square : (const Shape*)&disc;
+  area[i] = shape->area();
+}
+__global__ void plain(float* x) { x[threadIdx.x] *= 2.0f; }
+"""
+
+
+@pytest.mark.parametrize("target", ["host", "gfx942"])
+def test_virtual_function_calls_are_refused_by_name(target: str):
+    # Before: "%85 is not a constant the JIT can evaluate" (the vtable's
+    # OpConstantFunctionPointerINTEL), which names nothing a HIP user wrote.
+    prog = spirvjit.compile_hip(VIRTUAL)
+    if target != "host":
+        prog = prog.for_target(parse_target(target))
+    with pytest.raises(SpirvError, match=r"function Square::area .*C\+\+ virtual functions"):
+        prog.object_code("areas")
+    assert prog.object_code("plain")[0]  # the module's other kernels compile

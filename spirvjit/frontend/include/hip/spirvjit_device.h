@@ -292,6 +292,12 @@ __SPIRVJIT_D unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned shift)
   return shift >= 32 ? lo : __funnelshift_l(lo, hi, shift);
 }
 
+// __ldg (CUDA's read-only data cache load, which hipify keeps): a plain load, as in HIP.
+template <class T>
+__SPIRVJIT_D T __ldg(const T* p) {
+  return *p;
+}
+
 __SPIRVJIT_D long long clock64() { return (long long)__builtin_readcyclecounter(); }
 __SPIRVJIT_D long long wall_clock64() { return (long long)__builtin_readcyclecounter(); }
 __SPIRVJIT_D unsigned clock() { return (unsigned)__builtin_readcyclecounter(); }
