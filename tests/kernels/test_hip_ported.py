@@ -93,6 +93,9 @@ def ported(name: str) -> Program:
 
 def test_every_ported_kernel_is_checked():
     assert {kernel for _, kernel, _ in PORTED} == set(CHECKS)
+    # The GPU sample in CI has a kernel of every sample file.
+    assert {s for s, k, _ in PORTED if k in _GPU_SAMPLE} == {s for s, _, _ in PORTED}
+    assert set(CHECKS) >= _GPU_SAMPLE
 
 
 # --- blelloch ------------------------------------------------------------------------------
@@ -895,9 +898,7 @@ def test_ported_sample_runs_on_the_host_cpu(sample: str, kernel: str, capfd):
     CHECKS[kernel](ported(sample), np.random.default_rng(RNG_SEED), *extra)
 
 
-@pytest.mark.parametrize("target", GPU_TARGETS)
-@pytest.mark.parametrize(("sample", "kernel"), [(s, k) for s, k, _ in PORTED], ids=lambda v: v)
-def test_ported_sample_compiles_for_gpus(sample: str, kernel: str, target: str):
+def _gpu_compile(sample: str, kernel: str, target: str) -> None:
     program = ported(sample).for_target(parse_target(target))
     if kernel in GPU_REFUSED:
         with pytest.raises(CompileError, match=GPU_REFUSED[kernel]):
@@ -905,6 +906,40 @@ def test_ported_sample_compiles_for_gpus(sample: str, kernel: str, target: str):
         return
     obj, _origin = program.object_code(kernel)
     assert obj
+
+
+# One kernel of each sample in CI; every kernel x target is slow (about a minute).
+_GPU_SAMPLE = {
+    "prescan",
+    "int64_ops",
+    "transform<float, Affine>",
+    "filter_positive",
+    "hdot",
+    "rounded_ops",
+    "convolutionRows",
+    "transposeNoBankConflicts<double>",
+    "reduce6<double, 128u, false>",
+    "radix_sort_block<256>",
+    "report",
+    "ported_helpers",
+}
+
+
+@pytest.mark.parametrize("target", GPU_TARGETS)
+@pytest.mark.parametrize(
+    ("sample", "kernel"), [(s, k) for s, k, _ in PORTED if k in _GPU_SAMPLE], ids=lambda v: v
+)
+def test_ported_sample_compiles_for_gpus(sample: str, kernel: str, target: str):
+    _gpu_compile(sample, kernel, target)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", GPU_TARGETS)
+@pytest.mark.parametrize(
+    ("sample", "kernel"), [(s, k) for s, k, _ in PORTED if k not in _GPU_SAMPLE], ids=lambda v: v
+)
+def test_every_ported_kernel_compiles_for_gpus(sample: str, kernel: str, target: str):
+    _gpu_compile(sample, kernel, target)
 
 
 # --- 128-bit integers -------------------------------------------------------------------------
