@@ -1059,3 +1059,15 @@ def test_virtual_function_calls_are_refused_by_name(target: str):
     with pytest.raises(SpirvError, match=r"function Square::area .*C\+\+ virtual functions"):
         prog.object_code("areas")
     assert prog.object_code("plain")[0]  # the module's other kernels compile
+
+
+@pytest.mark.parametrize(
+    "kernel", ["prescan", "carve_shared", "transform<double, Square<double> >"]
+)
+def test_ported_samples_pass_checked_mode(kernel: str, monkeypatch, capfd):
+    # Checked mode must not report correct code: padding slots of the Blelloch scan that
+    # are never read, typed views carved from one extern __shared__ buffer, an empty
+    # struct passed by value.
+    monkeypatch.setenv("SPIRVJIT_CHECK", "1")
+    sample = next(s for s, k, _ in PORTED if k == kernel)
+    CHECKS[kernel](ported(sample), np.random.default_rng(RNG_SEED))
