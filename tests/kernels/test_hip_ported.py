@@ -19,7 +19,7 @@ import pytest
 
 import spirvjit
 from spirvjit import Program, parse_target
-from spirvjit.errors import CompileError, SpirvError
+from spirvjit.errors import CompileError, LaunchError, SpirvError
 from spirvjit.toolchain import find_tool
 
 CORPUS_DIR = Path(__file__).parent / "hip_corpus"
@@ -954,6 +954,9 @@ __global__ void wide(const unsigned long long* a, const unsigned long long* b,
   out[3 * i + 1] = (unsigned long long)(x % (a[i] | 1));
   out[3 * i + 2] = __umul64hi(a[i], b[i]);
 }
+__global__ void wide_argument(unsigned __int128 v, unsigned long long* out) {
+  out[0] = (unsigned long long)(v >> 64);
+}
 """
 
 
@@ -972,6 +975,9 @@ def test_128_bit_integers_run_and_compile_for_gpus():
         assert out[i].tolist() == [wide // (y | 1) & M64, wide % (x | 1), x * y >> 64]
     for target in GPU_TARGETS:
         assert prog.for_target(parse_target(target)).object_code("wide")[0]
+    # Not as a kernel argument (was: KeyError 128 from the argument packer).
+    with pytest.raises(LaunchError, match=r"128-bit integer \(__int128\): pass it as two"):
+        prog.wide_argument(np.uint64(1), out, grid=1, block=1)
 
 
 ATOMIC_OPERANDS = r"""
