@@ -55,6 +55,7 @@ PORTED = [
     ("half", "haxpy", "__half2 __hfma2, __halves2half2, __half by value"),
     ("half", "hdot", "__half2float, __shfl_xor reduction, __lane_id"),
     ("half", "half_misc", "__float2half, __hgt/__hlt/__heq, __hmax/__hmin"),
+    ("half", "hwave_max", "__shfl_xor on __half, __shfl_down on __half2"),
     ("fastmath", "trig_fast", "sincosf, __sincosf, __sinf/__cosf/__tanf, __logf"),
     ("fastmath", "exp_log_fast", "__powf, exp10f/__exp10f, __log2f/__log10f, rsqrtf, __frcp_rn"),
     ("fastmath", "rounded_ops", "__fadd_rn/.../__fmaf_rn/__fsqrt_rn, __fmul_rn not fused"),
@@ -76,6 +77,7 @@ PORTED = [
     ("radix_printf", "collatz_steps", "__syncthreads_or as a loop condition, uint64 math"),
     ("radix_printf", "report", "device printf: %u %d %.3f %e %s %lld %5.1f%% %llx"),
     ("porting", "ported_helpers", "__ldg, std::min/max/numeric_limits, recursion, INFINITY"),
+    ("gemm_tiled", "sgemm_tiled", "4x4 register tiles, float4 via reinterpret_cast, __align__"),
 ]
 # Kernels that do not compile for GPUs, and why (the error must name it).
 GPU_REFUSED = {"report": "calls printf, which spirvjit runs only on the host"}
@@ -474,6 +476,21 @@ def check_half_misc(prog: Program, rng):
     assert (sign[: n // 4] == 0).all()
 
 
+def check_hwave_max(prog: Program, rng):
+    # Failed before: the shuffles had no __half/__half2 overloads (clang: "call to
+    # '__shfl_xor' is ambiguous"); HIP's amd_hip_fp16.h has them.
+    n = 256
+    x = (rng.standard_normal(n) * 100).astype(np.float16)
+    pairs = (rng.random((n, 2)) * 8).astype(np.float16)
+    maxima, sums = np.zeros(n, np.float16), np.zeros((n, 2), np.float16)
+    prog.hwave_max(x, pairs, maxima, sums, grid=2, block=128)
+    np.testing.assert_array_equal(maxima, np.repeat(x.reshape(-1, CPU_WARP).max(1), CPU_WARP))
+    following = pairs.reshape(-1, CPU_WARP, 2)
+    # Lane 63 of each wavefront reads its own value (past the wavefront's end).
+    following = np.concatenate([following[:, 1:], following[:, -1:]], axis=1).reshape(n, 2)
+    np.testing.assert_array_equal(sums, pairs + following)
+
+
 # --- fastmath ---------------------------------------------------------------------------------
 
 
@@ -846,6 +863,21 @@ def check_ported_helpers(prog: Program, rng):
         assert out[i].tolist() == expected, i
 
 
+# --- gemm_tiled -------------------------------------------------------------------------------
+
+
+def check_sgemm_tiled(prog: Program, rng):
+    m, n, k = 128, 192, 48
+    # Small integers: every product and partial sum is exact, in any order or with fma.
+    a = rng.integers(-4, 5, (m, k)).astype(np.float32)
+    b = rng.integers(-4, 5, (k, n)).astype(np.float32)
+    c = rng.integers(-4, 5, (m, n)).astype(np.float32)
+    expected = 2 * (a @ b) + 0.5 * c
+    args = (np.int32(m), np.int32(n), np.int32(k), np.float32(2), a, b, np.float32(0.5), c)
+    prog.sgemm_tiled(*args, grid=(n // 64, m // 64), block=(16, 16))
+    np.testing.assert_array_equal(c, expected)
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -868,6 +900,7 @@ CHECKS = {
     "haxpy": check_haxpy,
     "hdot": check_hdot,
     "half_misc": check_half_misc,
+    "hwave_max": check_hwave_max,
     "trig_fast": check_trig_fast,
     "exp_log_fast": check_exp_log_fast,
     "rounded_ops": check_rounded_ops,
@@ -889,6 +922,7 @@ CHECKS = {
     "collatz_steps": check_collatz_steps,
     "report": check_report,
     "ported_helpers": check_ported_helpers,
+    "sgemm_tiled": check_sgemm_tiled,
 }
 
 
@@ -922,6 +956,7 @@ _GPU_SAMPLE = {
     "radix_sort_block<256>",
     "report",
     "ported_helpers",
+    "sgemm_tiled",
 }
 
 

@@ -36,6 +36,18 @@ __global__ void half_misc(const float* x, const float* y, __half* out, int* sign
   sign[i] = __hlt(a, b) ? -1 : (__heq(a, b) ? 0 : 1);
 }
 
+// Per-wavefront maximum of halves (__shfl_xor on __half) and pairwise sums of __half2
+// with the next lane's (__shfl_down on __half2).
+__global__ void hwave_max(const __half* x, const __half2* pairs, __half* maxima,
+                          __half2* sums) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  __half m = x[i];
+  for (int mask = warpSize / 2; mask > 0; mask >>= 1) m = __hmax(m, __shfl_xor(m, mask));
+  maxima[i] = m;
+  __half2 p = pairs[i];
+  sums[i] = __hadd2(p, __shfl_down(p, 1));
+}
+
 int main() {
   __half *x, *y;
   HIP_CHECK(hipMalloc(&x, 1024 * sizeof(__half)));

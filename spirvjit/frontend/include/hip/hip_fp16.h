@@ -41,6 +41,23 @@ __SPIRVJIT_HALF bool __hge(__half a, __half b) { return a >= b; }
 __SPIRVJIT_HALF __half __hmax(__half a, __half b) { return a < b ? b : a; }
 __SPIRVJIT_HALF __half __hmin(__half a, __half b) { return b < a ? b : a; }
 #undef __SPIRVJIT_HALF
+
+// Shuffles of halves, as HIP's amd_hip_fp16.h has them (a __half converts to int, float
+// and double alike: the int/float overloads alone are ambiguous). A __half2 moves as its
+// 32 bits, a __half as 16 bits in an int.
+#define __SPIRVJIT_HALF_SHUFFLE(ARG, A)                                                      \
+  static __device__ inline __half2 __shfl##ARG(__half2 var, A arg, int width = warpSize) {  \
+    return __builtin_bit_cast(__half2, __shfl##ARG(__builtin_bit_cast(int, var), arg, width)); \
+  }                                                                                         \
+  static __device__ inline __half __shfl##ARG(__half var, A arg, int width = warpSize) {    \
+    int bits = __builtin_bit_cast(unsigned short, var);                                     \
+    return __builtin_bit_cast(__half, (unsigned short)__shfl##ARG(bits, arg, width));        \
+  }
+__SPIRVJIT_HALF_SHUFFLE(, int)
+__SPIRVJIT_HALF_SHUFFLE(_up, unsigned int)
+__SPIRVJIT_HALF_SHUFFLE(_down, unsigned int)
+__SPIRVJIT_HALF_SHUFFLE(_xor, int)
+#undef __SPIRVJIT_HALF_SHUFFLE
 // fma and the math functions compute in float and round once: exact for fma of halves
 // (a float holds every product of two halves exactly), OpenCL's bounds for the rest.
 static __device__ inline __half __hfma(__half a, __half b, __half c) {
