@@ -56,6 +56,7 @@ PORTED = [
     ("half", "hdot", "__half2float, __shfl_xor reduction, __lane_id"),
     ("half", "half_misc", "__float2half, __hgt/__hlt/__heq, __hmax/__hmin"),
     ("half", "hwave_max", "__shfl_xor on __half, __shfl_down on __half2"),
+    ("half", "half_math", "__float22half2_rn, h2floor, hrint, hrcp, __half_as_ushort, __hisnan"),
     ("fastmath", "trig_fast", "sincosf, __sincosf, __sinf/__cosf/__tanf, __logf"),
     ("fastmath", "exp_log_fast", "__powf, exp10f/__exp10f, __log2f/__log10f, rsqrtf, __frcp_rn"),
     ("fastmath", "rounded_ops", "__fadd_rn/.../__fmaf_rn/__fsqrt_rn, __fmul_rn not fused"),
@@ -491,6 +492,36 @@ def check_hwave_max(prog: Program, rng):
     np.testing.assert_array_equal(sums, pairs + following)
 
 
+def check_half_math(prog: Program, rng):
+    # Failed before: hip_fp16.h had none of these (clang: undeclared identifiers).
+    n = 1000
+    f = (rng.standard_normal((n, 2)) * 10.0 ** rng.integers(-2, 5, (n, 1))).astype(np.float32)
+    f[:6, 0] = [np.nan, np.inf, -np.inf, 70000.0, 2.5, -2.5]  # 70000: +inf in half
+    f[:6, 1] = [1.0, np.nan, 3.0, -4.0, np.nan, 0.5]
+    out = np.zeros((n, 8), np.float16)
+    bits, flags, maxima = np.zeros(n, np.uint16), np.zeros(n, np.int32), np.zeros(n, np.float16)
+    prog.half_math(f, out, bits, flags, maxima, np.int32(n), grid=4, block=256)
+    with np.errstate(all="ignore"):
+        h = f.astype(np.float16)  # 70000 overflows to inf, as __float22half2_rn does
+        x = h[:, 0]
+        np.testing.assert_array_equal(out[:, 0], x)
+        np.testing.assert_array_equal(out[:, 1], h[:, 1])
+        np.testing.assert_array_equal(out[:, 2], np.floor(x) + np.ceil(x))
+        np.testing.assert_array_equal(out[:, 3], np.trunc(x))
+        np.testing.assert_array_equal(out[:, 4], np.rint(x))
+        np.testing.assert_array_equal(out[:, 5], np.float16(1) / x)
+        exp2 = np.exp2(np.minimum(x.astype(np.float64), 10))
+        exp2[0] = np.exp2(10)  # __hmin(NaN, 10) is 10
+        assert_ulp(out[:, 6], exp2, 1, "hexp2")  # in float, rounded once to half
+        log2 = np.log2((np.abs(h[:, 1]) + np.float16(1)).astype(np.float64))  # a half sum
+        assert_ulp(out[:, 7], log2, 1, "hlog2")
+        np.testing.assert_array_equal(bits, x.view(np.uint16))
+        np.testing.assert_array_equal(flags, np.isnan(x) + 2 * np.isinf(x))
+        # max(|x|, |y|) where a NaN operand gives the other one (HIP's __hmax).
+        a = np.abs(h.astype(np.float64))
+        np.testing.assert_array_equal(maxima, np.fmax(a[:, 0], a[:, 1]).astype(np.float16))
+
+
 # --- fastmath ---------------------------------------------------------------------------------
 
 
@@ -498,7 +529,10 @@ def assert_ulp(got: np.ndarray, exact: np.ndarray, ulps: float, what: str = ""):
     """|got - exact| within ``ulps`` units in the last place of the float32 result."""
     exact = np.asarray(exact, np.float64)
     ulp = np.spacing(np.abs(exact.astype(got.dtype))).astype(np.float64)
-    err = np.abs(got.astype(np.float64) - exact) / ulp
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got.astype(np.float64) - exact) / ulp
+    err[np.isnan(got) & np.isnan(exact)] = 0  # NaN where NaN is due
+    err[np.isnan(err)] = np.inf  # NaN where a number is due, or the reverse
     worst = int(np.argmax(err))
     assert err[worst] <= ulps, (
         f"{what}: {err[worst]:.2f} ulp at {worst}: {got[worst]!r} vs {exact[worst]!r}"
@@ -901,6 +935,7 @@ CHECKS = {
     "hdot": check_hdot,
     "half_misc": check_half_misc,
     "hwave_max": check_hwave_max,
+    "half_math": check_half_math,
     "trig_fast": check_trig_fast,
     "exp_log_fast": check_exp_log_fast,
     "rounded_ops": check_rounded_ops,

@@ -48,6 +48,33 @@ __global__ void hwave_max(const __half* x, const __half2* pairs, __half* maxima,
   sums[i] = __hadd2(p, __shfl_down(p, 1));
 }
 
+// The rest of hip_fp16.h that ported code calls: float2 <-> __half2, rounding, bit
+// reinterpretation, NaN/inf tests, NaN-aware max, reciprocal and exp2/log2.
+// out[8 * i ...]: round trip of f.x, of f.y, hfloor + hceil (as h2floor/h2ceil), htrunc,
+// hrint, hrcp, hexp2, hlog2(|x| + 1); bits: __half_as_ushort; flags: nan + 2 * inf
+__global__ void half_math(const float2* f, __half* out, unsigned short* bits, int* flags,
+                          __half* maxima, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __half2 v = __float22half2_rn(f[i]);
+  float2 back = __half22float2(v);
+  __half* o = out + 8 * i;
+  o[0] = __float2half(back.x);
+  o[1] = __float2half(back.y);
+  __half2 fl = h2floor(v), ce = h2ceil(v);
+  o[2] = fl.x + ce.x;
+  o[3] = htrunc(v.x);
+  o[4] = hrint(v.x);
+  o[5] = hrcp(v.x);
+  o[6] = hexp2(__hmin(v.x, __float2half(10.0f)));
+  o[7] = hlog2(__habs2(v).y + __float2half(1.0f));
+  bits[i] = __half_as_ushort(v.x);
+  __half h = __ushort_as_half(bits[i]);
+  flags[i] = __hisnan(h) + 2 * __hisinf(h);
+  __half2 m = __hmax2(v, __hneg2(v));
+  maxima[i] = __hmax(m.x, m.y);
+}
+
 int main() {
   __half *x, *y;
   HIP_CHECK(hipMalloc(&x, 1024 * sizeof(__half)));
