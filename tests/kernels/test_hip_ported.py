@@ -73,6 +73,11 @@ PORTED = [
     ("shared_template", "reduce6<double, 128u, false>", "SharedMemory<double> specialization"),
     ("shared_template", "reduce6<int, 512u, false>", "blocks of 512, __shfl_down final stage"),
     ("shared_template", "carve_shared", "int/float/uchar arrays carved from extern __shared__"),
+    (
+        "shared_template",
+        "reduce_warp32",
+        "hipified CUDA: WARP_SIZE 32, __shfl_down_sync(0xffffffff)",
+    ),
     ("radix_printf", "radix_sort_block<256>", "radix split sort: __device__ fns with barriers"),
     ("radix_printf", "segment_ops", "__shfl_xor(v, m, 8), __shfl(v, 3, 16) sub-wavefronts"),
     ("radix_printf", "collatz_steps", "__syncthreads_or as a loop condition, uint64 math"),
@@ -912,6 +917,15 @@ def check_sgemm_tiled(prog: Program, rng):
     np.testing.assert_array_equal(c, expected)
 
 
+def check_reduce_warp32(prog: Program, rng):
+    for block in (64, 256, 1024):
+        n = 10_000
+        x = rng.integers(-100, 100, n).astype(np.float32)  # exact in any order
+        out = np.zeros(1, np.float32)
+        prog.reduce_warp32(x, out, np.int32(n), grid=5, block=block)
+        assert out[0] == x.sum(dtype=np.float64), block
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -952,6 +966,7 @@ CHECKS = {
     "reduce6<double, 128u, false>": check_reduce6_double,
     "reduce6<int, 512u, false>": check_reduce6_int,
     "carve_shared": check_carve_shared,
+    "reduce_warp32": check_reduce_warp32,
     "radix_sort_block<256>": check_radix_sort,
     "segment_ops": check_segment_ops,
     "collatz_steps": check_collatz_steps,

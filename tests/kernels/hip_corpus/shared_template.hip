@@ -82,6 +82,33 @@ __global__ void carve_shared(const int* keys, const float* values, int* keys_out
   }
 }
 
+// CUDA code hipified as it was: a hard-coded 32-lane warp and 32-bit masks. Each 32-lane
+// "warp" sums with __shfl_down_sync; warp sums meet in shared memory; the first warp adds
+// them. On 64-lane wavefronts the shuffles of lanes 16-31 read the next "warp", which
+// changes no lane-0 result: the sums stay right (HIP's porting guide's case).
+#define WARP_SIZE 32
+#define FULL_MASK 0xffffffff
+
+__device__ float warpReduceSum(float v) {
+  for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) v += __shfl_down_sync(FULL_MASK, v, offset);
+  return v;
+}
+
+__global__ void reduce_warp32(const float* in, float* out, int n) {
+  __shared__ float warp_sums[WARP_SIZE];
+  int lane = threadIdx.x % WARP_SIZE, warp = threadIdx.x / WARP_SIZE;
+  float sum = 0.0f;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) sum += in[i];
+  sum = warpReduceSum(sum);
+  if (lane == 0) warp_sums[warp] = sum;
+  __syncthreads();
+  if (warp == 0) {
+    sum = lane < blockDim.x / WARP_SIZE ? warp_sums[lane] : 0.0f;
+    sum = warpReduceSum(sum);
+    if (lane == 0) atomicAdd(out, sum);
+  }
+}
+
 int main() {
   float *in, *out;
   HIP_CHECK(hipMalloc(&in, (1 << 20) * sizeof(float)));
