@@ -83,10 +83,14 @@ PORTED = [
     ("radix_printf", "collatz_steps", "__syncthreads_or as a loop condition, uint64 math"),
     ("radix_printf", "report", "device printf: %u %d %.3f %e %s %lld %5.1f%% %llx"),
     ("porting", "ported_helpers", "__ldg, std::min/max/numeric_limits, recursion, INFINITY"),
+    ("porting", "heap_lists", "device-side malloc/free, a linked list of structs"),
     ("gemm_tiled", "sgemm_tiled", "4x4 register tiles, float4 via reinterpret_cast, __align__"),
 ]
 # Kernels that do not compile for GPUs, and why (the error must name it).
-GPU_REFUSED = {"report": "calls printf, which spirvjit runs only on the host"}
+GPU_REFUSED = {
+    "report": "calls printf, which spirvjit runs only on the host",
+    "heap_lists": r"calls malloc/free \(HIP's device heap\), which spirvjit runs only on the host",
+}
 GPU_TARGETS = ("gfx942", "sm_90")
 
 _programs: dict[str, Program] = {}
@@ -902,6 +906,21 @@ def check_ported_helpers(prog: Program, rng):
         assert out[i].tolist() == expected, i
 
 
+def check_heap_lists(prog: Program, rng):
+    # Failed before: the header declared no device malloc/free (clang: undeclared
+    # identifier 'malloc'); HIP has a device heap.
+    blocks, per_block = 6, 50
+    x = rng.integers(-20, 20, blocks * per_block).astype(np.int32)
+    sums, counts = np.zeros(blocks, np.uint32), np.zeros(blocks, np.int32)
+    prog.heap_lists(x, sums, counts, np.int32(per_block), grid=blocks, block=32)
+    for b, chunk in enumerate(x.reshape(blocks, per_block)):
+        total = 0
+        for v in chunk[chunk > 0].tolist():
+            total = (total * 3 + v) % 2**32
+        assert counts[b] == (chunk > 0).sum()
+        assert sums[b] == total
+
+
 # --- gemm_tiled -------------------------------------------------------------------------------
 
 
@@ -972,6 +991,7 @@ CHECKS = {
     "collatz_steps": check_collatz_steps,
     "report": check_report,
     "ported_helpers": check_ported_helpers,
+    "heap_lists": check_heap_lists,
     "sgemm_tiled": check_sgemm_tiled,
 }
 
@@ -1006,6 +1026,7 @@ _GPU_SAMPLE = {
     "radix_sort_block<256>",
     "report",
     "ported_helpers",
+    "heap_lists",
     "sgemm_tiled",
 }
 

@@ -41,6 +41,39 @@ __global__ void ported_helpers(const int* __restrict__ in, const int* __restrict
   o[5] = std::isinf(inf) + 2 * (INFINITY > std::numeric_limits<float>::max());
 }
 
+// Device-side malloc/free: each block builds a linked list of its positive inputs in
+// heap nodes (thread 0, in input order), then walks it.
+struct Node {
+  int value;
+  Node* next;
+};
+
+__global__ void heap_lists(const int* in, unsigned* sums, int* counts, int per_block) {
+  if (threadIdx.x != 0) return;
+  const int* chunk = in + blockIdx.x * per_block;
+  Node* head = nullptr;
+  Node** tail = &head;
+  for (int k = 0; k < per_block; ++k) {
+    if (chunk[k] <= 0) continue;
+    Node* node = (Node*)malloc(sizeof(Node));
+    node->value = chunk[k];
+    node->next = nullptr;
+    *tail = node;
+    tail = &node->next;
+  }
+  unsigned sum = 0;
+  int count = 0;
+  while (head != nullptr) {
+    Node* next = head->next;
+    sum = sum * 3u + (unsigned)head->value;  // the list keeps the input's order
+    ++count;
+    free(head);
+    head = next;
+  }
+  sums[blockIdx.x] = sum;
+  counts[blockIdx.x] = count;
+}
+
 int main() {
   int *in, *sorted, *out;
   HIP_CHECK(hipMalloc(&in, 1024 * sizeof(int)));

@@ -318,6 +318,16 @@ __SPIRVJIT_D int __syncthreads_and(int predicate) {
 }
 __SPIRVJIT_D int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
 
+// --- device heap --------------------------------------------------------------------------
+// malloc/free in device code, as ROCm's header defines them (through __hip_malloc): the
+// host CPU's C library; GPUs refuse them by name (translate/hip_heap.py). Imports must
+// have default visibility: clang-22's SPIR-V back end stops on a hidden declaration
+// ("Unknown function"; hipcc's -fvisibility=hidden makes every one hidden).
+extern "C" __device__ __attribute__((visibility("default"))) void* __spirvjit_malloc(size_t size);
+extern "C" __device__ __attribute__((visibility("default"))) void __spirvjit_free(void* ptr);
+static __device__ inline void* malloc(size_t size) { return __spirvjit_malloc(size); }
+static __device__ inline void free(void* ptr) { __spirvjit_free(ptr); }
+
 // --- printf and assert ------------------------------------------------------------------
 // Device-side printf: clang lowers it to AMD's hostcall protocol (__ockl_printf_*),
 // which translate/hip_printf.py turns into one printf call per device printf.
