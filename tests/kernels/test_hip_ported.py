@@ -85,6 +85,8 @@ PORTED = [
     ("porting", "ported_helpers", "__ldg, std::min/max/numeric_limits, recursion, INFINITY"),
     ("porting", "heap_lists", "device-side malloc/free, a linked list of structs"),
     ("gemm_tiled", "sgemm_tiled", "4x4 register tiles, float4 via reinterpret_cast, __align__"),
+    ("histogram_warps", "histogram256Kernel", "per-warp shared sub-histograms, words as 4 bytes"),
+    ("histogram_warps", "mergeHistogram256Kernel", "partial histograms merged by a tree sum"),
 ]
 # Kernels that do not compile for GPUs, and why (the error must name it).
 GPU_REFUSED = {
@@ -945,6 +947,37 @@ def check_reduce_warp32(prog: Program, rng):
         assert out[0] == x.sum(dtype=np.float64), block
 
 
+# --- histogram_warps ------------------------------------------------------------------------
+
+
+def _histogram256(prog: Program, data: np.ndarray, partials: int):
+    words = data.view(np.uint32)
+    partial = np.full((partials, 256), 7, np.uint32)
+    prog.histogram256Kernel(partial, words, np.uint32(len(words)), grid=partials, block=192)
+    return partial
+
+
+def check_histogram256Kernel(prog: Program, rng):
+    data = rng.integers(0, 256, 4 * 10_000, dtype=np.uint8)
+    data[: 4 * 1000] = 42  # a hot bin: many collisions on one shared counter
+    partial = _histogram256(prog, data, 12)
+    words = data.view(np.uint32)
+    positions = np.arange(len(words))
+    for b in range(12):
+        # Block b's threads stride over words b*192 + t, step 12*192.
+        mine = words[(positions // 192) % 12 == b].view(np.uint8)
+        np.testing.assert_array_equal(partial[b], np.bincount(mine, minlength=256))
+
+
+def check_mergeHistogram256Kernel(prog: Program, rng):
+    data = rng.integers(0, 256, 4 * 50_000, dtype=np.uint8)
+    partials = 300  # more partials than merge threads: each thread sums two
+    partial = _histogram256(prog, data, partials)
+    histogram = np.zeros(256, np.uint32)
+    prog.mergeHistogram256Kernel(histogram, partial, np.uint32(partials), grid=256, block=256)
+    np.testing.assert_array_equal(histogram, np.bincount(data, minlength=256))
+
+
 CHECKS = {
     "prescan": check_prescan,
     "add_block_offsets": check_add_block_offsets,
@@ -993,6 +1026,8 @@ CHECKS = {
     "ported_helpers": check_ported_helpers,
     "heap_lists": check_heap_lists,
     "sgemm_tiled": check_sgemm_tiled,
+    "histogram256Kernel": check_histogram256Kernel,
+    "mergeHistogram256Kernel": check_mergeHistogram256Kernel,
 }
 
 
@@ -1028,6 +1063,7 @@ _GPU_SAMPLE = {
     "ported_helpers",
     "heap_lists",
     "sgemm_tiled",
+    "mergeHistogram256Kernel",
 }
 
 
