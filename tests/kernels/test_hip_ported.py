@@ -81,6 +81,7 @@ PORTED = [
     ("radix_printf", "radix_sort_block<256>", "radix split sort: __device__ fns with barriers"),
     ("radix_printf", "segment_ops", "__shfl_xor(v, m, 8), __shfl(v, 3, 16) sub-wavefronts"),
     ("radix_printf", "collatz_steps", "__syncthreads_or as a loop condition, uint64 math"),
+    ("radix_printf", "reduce_sync_ops", "__reduce_add/min/max/xor/or_sync, partial masks"),
     ("radix_printf", "report", "device printf: %u %d %.3f %e %s %lld %5.1f%% %llx"),
     ("porting", "ported_helpers", "__ldg, std::min/max/numeric_limits, recursion, INFINITY"),
     ("porting", "heap_lists", "device-side malloc/free, a linked list of structs"),
@@ -859,6 +860,21 @@ def check_collatz_steps(prog: Program, rng):
     assert steps.tolist() == [_collatz(int(v)) for v in start]
 
 
+def check_reduce_sync_ops(prog: Program, rng):
+    # Failed before: the header had no __reduce_*_sync (HIP 6.2+).
+    for block in (64, 128):
+        x = rng.integers(-1000, 1000, 3 * block).astype(np.int32)
+        out = np.zeros((3 * block, 6), np.int32)
+        prog.reduce_sync_ops(x, out, grid=3, block=block)
+        for w, seg in enumerate(x.reshape(-1, CPU_WARP)):
+            o = out[w * CPU_WARP : (w + 1) * CPU_WARP]
+            assert (o[:, 0] == seg.sum()).all() and (o[:, 1] == seg.min()).all()
+            assert (o[:, 2] == seg.max()).all()
+            assert (o[:, 3] == np.bitwise_xor.reduce(seg)).all()
+            assert (o[0::2, 4] == seg[0::2].sum()).all() and (o[1::2, 4] == 0).all()
+            assert (o[:, 5] == np.bitwise_or.reduce(seg & 0xF0)).all()
+
+
 def check_report(prog: Program, rng, capfd):
     values = rng.integers(-3, 5, 5).astype(np.float32) / 4
     values[:2] = [1.0, -2.5]
@@ -1022,6 +1038,7 @@ CHECKS = {
     "radix_sort_block<256>": check_radix_sort,
     "segment_ops": check_segment_ops,
     "collatz_steps": check_collatz_steps,
+    "reduce_sync_ops": check_reduce_sync_ops,
     "report": check_report,
     "ported_helpers": check_ported_helpers,
     "heap_lists": check_heap_lists,
@@ -1059,6 +1076,7 @@ _GPU_SAMPLE = {
     "transposeNoBankConflicts<double>",
     "reduce6<double, 128u, false>",
     "radix_sort_block<256>",
+    "reduce_sync_ops",
     "report",
     "ported_helpers",
     "heap_lists",
@@ -1219,3 +1237,13 @@ def test_ported_samples_pass_checked_mode(kernel: str, monkeypatch, capfd):
     monkeypatch.setenv("SPIRVJIT_CHECK", "1")
     sample = next(s for s, k, _ in PORTED if k == kernel)
     CHECKS[kernel](ported(sample), np.random.default_rng(RNG_SEED))
+
+
+def test_reduce_sync_takes_64_bit_masks_only():
+    # As HIP's header: a CUDA 32-bit mask names only lanes 0-31 of a 64-lane wavefront.
+    source = (
+        "#include <hip/hip_runtime.h>\n"
+        "__global__ void k(int* x) { x[0] = __reduce_add_sync(0xffffffff, x[0]); }"
+    )
+    with pytest.raises(CompileError, match="The mask must be a 64-bit unsigned integer"):
+        spirvjit.compile_hip(source)

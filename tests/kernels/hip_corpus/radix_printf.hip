@@ -73,6 +73,21 @@ __global__ void collatz_steps(const unsigned* start, int* steps) {
   steps[i] = count;
 }
 
+// Warp reductions of CUDA 11 (sm_80) as HIP 6.2 has them, with 64-bit masks:
+// out[6 * i ...]: sum, min, max, xor over the wavefront; the sum over the even lanes
+// (even lanes only); the or of the active lanes' high nibbles.
+__global__ void reduce_sync_ops(const int* x, int* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = x[i];
+  const unsigned long long all = ~0ull, even = 0x5555555555555555ull;
+  out[6 * i] = __reduce_add_sync(all, v);
+  out[6 * i + 1] = __reduce_min_sync(all, v);
+  out[6 * i + 2] = __reduce_max_sync(all, v);
+  out[6 * i + 3] = (int)__reduce_xor_sync(all, (unsigned)v);
+  out[6 * i + 4] = (threadIdx.x & 1) ? 0 : __reduce_add_sync(even, v);
+  out[6 * i + 5] = (int)__reduce_or_sync(__activemask(), (unsigned)v & 0xF0u);
+}
+
 __global__ void report(const float* values, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n && values[i] < 0.0f)

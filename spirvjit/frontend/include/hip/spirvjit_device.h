@@ -228,6 +228,40 @@ __SPIRVJIT_SHUFFLE_TYPES(_xor, int)
 #define __shfl_down_sync(mask, ...) __shfl_down(__VA_ARGS__)
 #define __shfl_xor_sync(mask, ...) __shfl_xor(__VA_ARGS__)
 
+// __reduce_{add,min,max,and,or,xor}_sync (HIP 6.2+, CUDA sm_80): the reduction over the
+// lanes the mask names, given to each of them. As in HIP the mask must be 64 bits (a
+// CUDA 0xffffffff names only lanes 0-31 of a 64-lane wavefront). Each named lane's value
+// is read with one shuffle, in lane order: exact for any mask (no lane outside it is
+// read), one exchange per lane. and/or/xor are bitwise, as in CUDA. A mask naming no lane
+// is undefined, as in CUDA.
+template <class MaskT, class T, class Op>
+__SPIRVJIT_D T __spirvjit_reduce_sync(MaskT mask, T value, Op op) {
+  static_assert(sizeof(MaskT) == 8 && (MaskT)-1 > 0,
+                "The mask must be a 64-bit unsigned integer (HIP's rule); a 32-bit CUDA "
+                "mask names only half of a 64-lane wavefront");
+  unsigned long long rest = mask;
+  if (warpSize == 32) rest &= 0xffffffffull;  // lanes 32-63 do not exist (HIP does so too)
+  T result = __shfl(value, __builtin_ctzll(rest));
+  for (rest &= rest - 1; rest != 0; rest &= rest - 1)
+    result = op(result, __shfl(value, __builtin_ctzll(rest)));
+  return result;
+}
+#define __SPIRVJIT_REDUCE_SYNC(NAME, T, EXPR)                                        \
+  template <class MaskT>                                                           \
+  __SPIRVJIT_D T __reduce_##NAME##_sync(MaskT mask, T value) {                      \
+    return __spirvjit_reduce_sync(mask, value, [](T a, T b) -> T { return EXPR; }); \
+  }
+__SPIRVJIT_REDUCE_SYNC(add, int, a + b)
+__SPIRVJIT_REDUCE_SYNC(add, unsigned, a + b)
+__SPIRVJIT_REDUCE_SYNC(min, int, b < a ? b : a)
+__SPIRVJIT_REDUCE_SYNC(min, unsigned, b < a ? b : a)
+__SPIRVJIT_REDUCE_SYNC(max, int, a < b ? b : a)
+__SPIRVJIT_REDUCE_SYNC(max, unsigned, a < b ? b : a)
+__SPIRVJIT_REDUCE_SYNC(and, unsigned, a & b)
+__SPIRVJIT_REDUCE_SYNC(or, unsigned, a | b)
+__SPIRVJIT_REDUCE_SYNC(xor, unsigned, a ^ b)
+#undef __SPIRVJIT_REDUCE_SYNC
+
 // --- integer intrinsics ----------------------------------------------------------------
 __SPIRVJIT_D int __popc(unsigned x) { return __builtin_popcount(x); }
 __SPIRVJIT_D int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
