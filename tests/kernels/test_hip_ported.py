@@ -1251,3 +1251,46 @@ def test_reduce_sync_takes_64_bit_masks_only():
     )
     with pytest.raises(CompileError, match="The mask must be a 64-bit unsigned integer"):
         spirvjit.compile_hip(source)
+
+
+HOST_CODE = r"""
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#include <vector>
+__global__ void twice(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+int main() {
+  const int n = 1 << 20;
+  hipDeviceProp_t prop;
+  hipGetDeviceProperties(&prop, 0);
+  std::printf("%s: %d CUs, %zu bytes of LDS\n", prop.name, prop.multiProcessorCount,
+              prop.sharedMemPerBlock);
+  std::vector<float> host(n, 1.0f);
+  float* d;
+  hipMalloc(&d, n * sizeof(float));
+  hipStream_t stream;
+  hipStreamCreate(&stream);
+  int blocks = 0, grid = 0, block = 0;
+  hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, twice, 256, 0);
+  hipOccupancyMaxPotentialBlockSize(&grid, &block, twice);
+  hipFuncSetAttribute(twice, hipFuncAttributeMaxDynamicSharedMemorySize, 65536);
+  hipFuncSetAttribute((const void*)twice, hipFuncAttributeMaxDynamicSharedMemorySize, 65536);
+  hipDeviceSetCacheConfig(hipFuncCachePreferShared);
+  hipMemcpyAsync(d, host.data(), n * sizeof(float), hipMemcpyHostToDevice, stream);
+  twice<<<(n + block - 1) / block, block, 0, stream>>>(d, n);
+  hipStreamSynchronize(stream);
+  return hipGetLastError() == hipSuccess ? 0 : 1;
+}
+"""
+
+
+def test_host_code_with_occupancy_and_function_attributes_parses():
+    # Failed before: the host API lacked hipOccupancyMaxActiveBlocksPerMultiprocessor,
+    # hipOccupancyMaxPotentialBlockSize, hipFuncSetAttribute and hipFuncAttribute*, and
+    # clang checks a sample's host code even in a device-only compile.
+    prog = spirvjit.compile_hip(HOST_CODE)
+    x = np.ones(100, np.float32)
+    prog.twice(x, np.int32(100), grid=1, block=128)
+    assert (x == 2).all()
