@@ -356,7 +356,9 @@ __SPIRVJIT_D int __syncthreads_or(int predicate) { return __syncthreads_count(pr
 // malloc/free in device code, as ROCm's header defines them (through __hip_malloc): the
 // host CPU's C library; GPUs refuse them by name (translate/hip_heap.py). Imports must
 // have default visibility: clang-22's SPIR-V back end stops on a hidden declaration
-// ("Unknown function"; hipcc's -fvisibility=hidden makes every one hidden).
+// ("Unknown function"; HIP's -fvisibility=hidden makes every one hidden). Fixed upstream
+// by llvm/llvm-project#185029 (hidden declarations become Import linkage) and #191820
+// (the HIP driver no longer defaults amdgcnspirv to hidden visibility).
 extern "C" __device__ __attribute__((visibility("default"))) void* __spirvjit_malloc(size_t size);
 extern "C" __device__ __attribute__((visibility("default"))) void __spirvjit_free(void* ptr);
 static __device__ inline void* malloc(size_t size) { return __spirvjit_malloc(size); }
