@@ -245,6 +245,15 @@ class ArgumentPacker:
             return lambda value: self._struct_bytes(spec, value)
         if spec.lanes == 1 and spec.element_kind == "bool":
             return lambda value: self._bool(spec, value)  # HIP/C++ bool parameters
+        if spec.element_kind == "int" and spec.element_bits not in _INT_CTYPES:
+            bits = spec.element_bits
+
+            def refuse(value):  # HIP's __int128 (spirv/validate.py takes it inside kernels)
+                raise self._error(
+                    spec, f"is a {bits}-bit integer (__int128): pass it as two 64-bit halves"
+                )
+
+            return refuse
         dtype = _scalar_dtype(spec)
         if spec.lanes == 1 and spec.element_kind == "float" and spec.element_bits in _FLOAT_CTYPES:
             ctype = _FLOAT_CTYPES[spec.element_bits]

@@ -17,7 +17,7 @@ from .spirv.module import Module
 from .spirv.reader import read_module
 from .stream import check_stream
 from .target import Target, host_target
-from .translate.hip_prepass import prepare_module
+from .translate.hip_prepass import is_hip_module, prepare_module
 from .translate.module import Translation
 from .translate.signature import KernelSignature
 
@@ -27,6 +27,10 @@ log = logging.getLogger("spirvjit")
 # SPIR-V): part of the cache key. -cl-fp32-correctly-rounded-divide-sqrt keeps float
 # division and sqrt correctly rounded on GPUs, which otherwise use OpenCL C's 2.5/3 ulp.
 JIT_OPTIONS = frozenset({"-cl-fp32-correctly-rounded-divide-sqrt"})
+# HIP's float division and sqrt are correctly rounded (clang's default for HIP,
+# -fhip-fp32-correctly-rounded-divide-sqrt); its SPIR-V does not say so, and OpenCL's
+# bounds let AMD GPUs divide with a bare v_rcp_f32 (2.5 ulp).
+_HIP_OPTIONS = ("-cl-fp32-correctly-rounded-divide-sqrt",)
 
 
 # The specialization of a debug-mode kernel and the backend option that translates it
@@ -70,6 +74,8 @@ class Program:
         self.name = name
         self.module: Module = read_module(self._spirv)
         prepare_module(self.module)  # HIP's __syncthreads (amdgcnspirv), producer fixes
+        if is_hip_module(self.module):
+            self.options = tuple(sorted({*self.options, *_HIP_OPTIONS}))
         self.spec_constants = dict(spec_constants or {})
         self.spirv_digest = hashlib.sha256(self._spirv).hexdigest()
         digest = hashlib.sha256(self.spirv_digest.encode())

@@ -8,7 +8,8 @@ error, a 22 GB constant or code that runs. The limits are in docs/limits.md.
 
 Checked:
 
-* types: integer widths 8/16/32/64 and signedness 0/1, float widths 16/32/64 (no other
+* types: integer widths 8/16/32/64 (and 128 with SPV_ALTERA_arbitrary_precision_integers)
+  and signedness 0/1, float widths 16/32/64 (no other
   encodings), vectors of 2, 3, 4, 8 or 16 numeric or boolean lanes, array lengths that
   are integer constants from 1 to ``MAX_ARRAY_LENGTH``, members, pointees, parameters
   and results that are types, and every type at most ``MAX_TYPE_BYTES`` bytes;
@@ -52,6 +53,12 @@ UNSIZED_STORAGE = (StorageClass.Workgroup, StorageClass.Generic)
 MAX_TYPE_BYTES = 1 << 32
 MAX_ALIGNMENT = 1 << 16
 INT_WIDTHS = (8, 16, 32, 64)
+# 128-bit integers, with SPV_ALTERA_arbitrary_precision_integers only: clang-22's SPIR-V
+# back end declares it for HIP (spirv64-amd-amdhsa) when the IR has an i128: HIP's
+# `__int128`, and LLVM 22's -O2 turning a 64x64 multiply's high half written with 32-bit
+# partial products (`__umul64hi`) into one i128 multiply. Every target's LLVM has i128.
+WIDE_INT_WIDTHS = INT_WIDTHS + (128,)
+ARBITRARY_PRECISION_INTEGERS = 5844  # Capability ArbitraryPrecisionIntegersALTERA
 FLOAT_WIDTHS = (16, 32, 64)
 
 _NUMERIC = ("OpTypeInt", "OpTypeFloat", "OpTypeBool")
@@ -141,6 +148,8 @@ class _Validator:
         # Pointers declared by OpTypeForwardPointer before their OpTypePointer.
         self.forward = {i.operands[0] for i in module.globals if i.opname == "OpTypeForwardPointer"}
         self.unsized = {i for i in self.types if self.is_unsized(i)}
+        wide = ARBITRARY_PRECISION_INTEGERS in module.capabilities
+        self.int_widths = WIDE_INT_WIDTHS if wide else INT_WIDTHS
 
     def error(self, inst: Instruction, message: str) -> SpirvError:
         return SpirvError(message, inst.offset, inst.opname)
@@ -193,7 +202,7 @@ class _Validator:
     def type_decl(self, inst: Instruction) -> None:
         op, ops = inst.opname, inst.operands
         if op == "OpTypeInt":
-            if ops[0] not in INT_WIDTHS or ops[1] not in (0, 1):
+            if ops[0] not in self.int_widths or ops[1] not in (0, 1):
                 raise self.error(inst, f"integer type of width {ops[0]}, signedness {ops[1]}")
         elif op == "OpTypeFloat":
             if ops[0] not in FLOAT_WIDTHS or len(ops) > 1:

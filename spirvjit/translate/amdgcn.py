@@ -110,9 +110,10 @@ def unsupported_call(ir_text: str, kernel: str, target: str) -> CompileError | N
     if start < 0:
         return None
     builtin = ir_text[start + 2 + len(UNSUPPORTED) :].split('"', 1)[0]
-    if builtin == "printf":  # translate/hip_printf.py
+    if builtin in ("printf", "malloc", "free"):  # translate/hip_printf.py, hip_heap.py
+        what = "printf" if builtin == "printf" else "malloc/free (HIP's device heap)"
         return CompileError(
-            f"kernel {kernel} calls printf, which spirvjit runs only on the host CPU, "
+            f"kernel {kernel} calls {what}, which spirvjit runs only on the host CPU, "
             f"not on {target}; remove it or run on the host CPU"
         )
     hip = hip_builtin_name(builtin)

@@ -119,6 +119,10 @@ class ConstantTable:
             return [self.python(part) for part in inst.operands]
         if op == "OpSpecConstantOp":
             return self._spec_op(inst)
+        if op == "OpConstantFunctionPointerINTEL":
+            raise SpirvError(
+                function_pointer_message(self.module, inst.operands[0]), inst.offset, op
+            )
         raise SpirvError(
             f"%{inst.result_id} is not a constant the JIT can evaluate", inst.offset, op
         )
@@ -349,3 +353,25 @@ class ConstantTable:
 
 def _deep_copy(value: object) -> object:
     return [_deep_copy(v) for v in value] if isinstance(value, list) else value
+
+
+# C++ virtual functions (clang puts the methods' addresses in a vtable, a
+# SPV_INTEL_function_pointers constant, and calls through it) and __device__ function
+# pointers: the translator calls functions only by name.
+FUNCTION_POINTERS = (
+    "spirvjit does not call functions through pointers (C++ virtual functions, "
+    "__device__ function pointers); call the function directly or dispatch on a type tag"
+)
+
+
+def function_pointer_message(module: Module, function_id: int | None) -> str:
+    """The error for a function pointer constant (``function_id``: the function) or call."""
+    if function_id is None:
+        return f"a call through a function pointer: {FUNCTION_POINTERS}"
+    from ..kernel_names import demangle_names
+
+    name = module.names.get(function_id, f"%{function_id}")
+    shown = demangle_names([name]).get(name, name)
+    return (
+        f"the address of function {shown} (a vtable entry or function pointer): {FUNCTION_POINTERS}"
+    )

@@ -18,6 +18,7 @@ from ..spirv.module import Instruction
 from .amdgcn import call_amdgcn, is_amdgcn_builtin
 from .builtins import builtin_of_function
 from .function import FunctionTranslator
+from .hip_heap import call_hip_heap, is_hip_heap
 from .hip_printf import call_hip_printf, is_hip_printf
 from .llvm_intrinsics import call_llvm_intrinsic, is_llvm_intrinsic
 from .ops_arith import resize_int
@@ -94,6 +95,8 @@ def call_imported(t: FunctionTranslator, inst: Instruction, name: str, args: lis
         return call_llvm_intrinsic(t, inst, name, args)
     if is_hip_printf(name):
         return call_hip_printf(t, inst, name, args)
+    if is_hip_heap(name):
+        return call_hip_heap(t, inst, name, args)
     builtin = builtin_of_function(name)
     ty = t.llvm_type(inst.result_type)
     if builtin is not None:

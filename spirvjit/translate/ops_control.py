@@ -6,6 +6,7 @@ from llvmlite import ir
 
 from ..spirv.grammar import MemorySemantics, Scope
 from ..spirv.module import Instruction
+from .constants import function_pointer_message
 from .function import FunctionTranslator, handles
 from .imports import call_imported
 
@@ -60,6 +61,11 @@ def phi(t: FunctionTranslator, inst: Instruction) -> ir.Value:
     node = t.b.phi(t.llvm_type(inst.result_type))
     t.phis.append((node, inst))
     return node
+
+
+@handles("OpFunctionPointerCallINTEL")
+def call_through_pointer(t: FunctionTranslator, inst: Instruction) -> ir.Value | None:
+    raise t.error(function_pointer_message(t.module, None))
 
 
 @handles("OpFunctionCall")

@@ -139,7 +139,7 @@ class TypeTable:
         if t.kind == "bool":
             return I1
         if t.kind == "int":
-            if t.width not in (8, 16, 32, 64):
+            if t.width not in (8, 16, 32, 64, 128):  # 128: see spirv/validate.py
                 raise SpirvError(
                     f"integer width {t.width} is not supported", self._inst(type_id).offset
                 )

@@ -102,6 +102,8 @@ def test_vector_of_billions_of_components_is_refused_without_memory(tmp_path: Pa
     [
         ("%big = OpTypeArray %uint %uint_0\n", "", "array length 0"),
         ("%i7 = OpTypeInt 7 0\n", "", "integer type of width 7"),
+        # 128 bits only with SPV_ALTERA_arbitrary_precision_integers (HIP's __int128).
+        ("%i128 = OpTypeInt 128 0\n", "", "integer type of width 128"),
         ("%f8 = OpTypeFloat 8\n", "", "unsupported floating-point type"),
         ("%vv = OpTypeVector %v2uint 2\n", "", "lanes must be scalars"),
         ("%sv = OpTypeStruct %void\n", "", "struct member type .* is void"),

@@ -76,6 +76,23 @@ typedef struct hipDeviceProp_t {
   char gcnArchName[256];
 } hipDeviceProp_t;
 
+typedef enum hipFuncAttribute {
+  hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+  hipFuncAttributePreferredSharedMemoryCarveout = 9,
+} hipFuncAttribute;
+typedef enum hipFuncCache_t {
+  hipFuncCachePreferNone = 0,
+  hipFuncCachePreferShared = 1,
+  hipFuncCachePreferL1 = 2,
+  hipFuncCachePreferEqual = 3,
+} hipFuncCache_t;
+typedef struct hipFuncAttributes {
+  int binaryVersion, cacheModeCA;
+  size_t constSizeBytes, localSizeBytes;
+  int maxDynamicSharedSizeBytes, maxThreadsPerBlock, numRegs, preferredShmemCarveout, ptxVersion;
+  size_t sharedSizeBytes;
+} hipFuncAttributes;
+
 #define hipHostMallocDefault 0x0
 #define hipHostMallocMapped 0x2
 #define hipMemAttachGlobal 0x01
@@ -138,6 +155,38 @@ hipError_t __hipPushCallConfiguration(dim3 grid, dim3 block, size_t shared = 0,
 hipError_t __hipPopCallConfiguration(dim3* grid, dim3* block, size_t* shared,
                                      hipStream_t* stream);
 hipError_t hipConfigureCall(dim3 grid, dim3 block, size_t shared = 0, hipStream_t stream = 0);
+hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
+hipError_t hipEventQuery(hipEvent_t event);
+hipError_t hipDeviceSetCacheConfig(hipFuncCache_t config);
+hipError_t hipFuncSetAttribute(const void* function, hipFuncAttribute attribute, int value);
+hipError_t hipFuncSetCacheConfig(const void* function, hipFuncCache_t config);
+hipError_t hipFuncGetAttributes(hipFuncAttributes* attributes, const void* function);
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* function,
+                                                        int block_size, size_t shared);
+hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* block_size,
+                                             const void* function, size_t shared,
+                                             int block_size_limit);
+}
+
+// Kernel-taking calls accept the kernel itself, as HIP's templates do.
+template <class F>
+static inline hipError_t hipFuncSetAttribute(F* function, hipFuncAttribute attribute, int value) {
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(function), attribute, value);
+}
+template <class F>
+static inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, F* function,
+                                                                      int block_size,
+                                                                      size_t shared) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(
+      blocks, reinterpret_cast<const void*>(function), block_size, shared);
+}
+template <class F>
+static inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid_size, int* block_size,
+                                                           F* function, size_t shared = 0,
+                                                           int block_size_limit = 0) {
+  return hipOccupancyMaxPotentialBlockSize(grid_size, block_size,
+                                           reinterpret_cast<const void*>(function), shared,
+                                           block_size_limit);
 }
 
 // Typed forms of the C calls above, as HIP's header has them.

@@ -71,46 +71,56 @@ __SPIRVJIT_D void __threadfence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "ag
 __SPIRVJIT_D void __threadfence_system() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, ""); }
 
 // --- atomics ---------------------------------------------------------------------------
-#define __SPIRVJIT_SCOPED_ATOMICS(SUFFIX, SCOPE)                                                \
+// The value operands take the pointee's type without deducing it (as HIP's overloads for
+// each type do): `atomicAdd(unsigned_ptr, 1)` and `atomicCAS(ull_ptr, assumed,
+// __double_as_longlong(v))` (a long long) convert their operands instead of failing to
+// deduce T.
+template <class T>
+struct __spirvjit_operand {
+  typedef T type;
+};
+template <class T>
+using __spirvjit_operand_t = typename __spirvjit_operand<T>::type;
+#define __SPIRVJIT_SCOPED_ATOMICS(SUFFIX, SCOPE)                                              \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicAdd##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicAdd##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicSub##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicSub##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_add(p, (T)-v, __ATOMIC_RELAXED, SCOPE);                         \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicExch##SUFFIX(T* p, T v) {                                              \
+  __SPIRVJIT_D T atomicExch##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                        \
     return __hip_atomic_exchange(p, v, __ATOMIC_RELAXED, SCOPE);                              \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicMin##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicMin##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_min(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicMax##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicMax##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicAnd##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicAnd##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_and(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicOr##SUFFIX(T* p, T v) {                                                \
+  __SPIRVJIT_D T atomicOr##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                          \
     return __hip_atomic_fetch_or(p, v, __ATOMIC_RELAXED, SCOPE);                              \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicXor##SUFFIX(T* p, T v) {                                               \
+  __SPIRVJIT_D T atomicXor##SUFFIX(T* p, __spirvjit_operand_t<T> v) {                         \
     return __hip_atomic_fetch_xor(p, v, __ATOMIC_RELAXED, SCOPE);                             \
   }                                                                                           \
   template <class T>                                                                          \
-  __SPIRVJIT_D T atomicCAS##SUFFIX(T* p, T compare, T v) {                                    \
+  __SPIRVJIT_D T atomicCAS##SUFFIX(T* p, __spirvjit_operand_t<T> compare, __spirvjit_operand_t<T> v) { \
     __hip_atomic_compare_exchange_strong(p, &compare, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED,  \
                                          SCOPE);                                              \
     return compare;                                                                           \
   }                                                                                           \
-  /* atomicInc/atomicDec wrap at v, as on the GPU: old >= v ? 0 : old + 1, and              \
+  /* atomicInc/atomicDec wrap at v, as on the GPU: old >= v ? 0 : old + 1, and                \
      (old == 0 || old > v) ? v : old - 1. */                                                  \
   __SPIRVJIT_D unsigned atomicInc##SUFFIX(unsigned* p, unsigned v) {                          \
     unsigned old = __hip_atomic_load(p, __ATOMIC_RELAXED, SCOPE);                             \
@@ -218,6 +228,40 @@ __SPIRVJIT_SHUFFLE_TYPES(_xor, int)
 #define __shfl_down_sync(mask, ...) __shfl_down(__VA_ARGS__)
 #define __shfl_xor_sync(mask, ...) __shfl_xor(__VA_ARGS__)
 
+// __reduce_{add,min,max,and,or,xor}_sync (HIP 6.2+, CUDA sm_80): the reduction over the
+// lanes the mask names, given to each of them. As in HIP the mask must be 64 bits (a
+// CUDA 0xffffffff names only lanes 0-31 of a 64-lane wavefront). Each named lane's value
+// is read with one shuffle, in lane order: exact for any mask (no lane outside it is
+// read), one exchange per lane. and/or/xor are bitwise, as in CUDA. A mask naming no lane
+// is undefined, as in CUDA.
+template <class MaskT, class T, class Op>
+__SPIRVJIT_D T __spirvjit_reduce_sync(MaskT mask, T value, Op op) {
+  static_assert(sizeof(MaskT) == 8 && (MaskT)-1 > 0,
+                "The mask must be a 64-bit unsigned integer (HIP's rule); a 32-bit CUDA "
+                "mask names only half of a 64-lane wavefront");
+  unsigned long long rest = mask;
+  if (warpSize == 32) rest &= 0xffffffffull;  // lanes 32-63 do not exist (HIP does so too)
+  T result = __shfl(value, __builtin_ctzll(rest));
+  for (rest &= rest - 1; rest != 0; rest &= rest - 1)
+    result = op(result, __shfl(value, __builtin_ctzll(rest)));
+  return result;
+}
+#define __SPIRVJIT_REDUCE_SYNC(NAME, T, EXPR)                                        \
+  template <class MaskT>                                                           \
+  __SPIRVJIT_D T __reduce_##NAME##_sync(MaskT mask, T value) {                      \
+    return __spirvjit_reduce_sync(mask, value, [](T a, T b) -> T { return EXPR; }); \
+  }
+__SPIRVJIT_REDUCE_SYNC(add, int, a + b)
+__SPIRVJIT_REDUCE_SYNC(add, unsigned, a + b)
+__SPIRVJIT_REDUCE_SYNC(min, int, b < a ? b : a)
+__SPIRVJIT_REDUCE_SYNC(min, unsigned, b < a ? b : a)
+__SPIRVJIT_REDUCE_SYNC(max, int, a < b ? b : a)
+__SPIRVJIT_REDUCE_SYNC(max, unsigned, a < b ? b : a)
+__SPIRVJIT_REDUCE_SYNC(and, unsigned, a & b)
+__SPIRVJIT_REDUCE_SYNC(or, unsigned, a | b)
+__SPIRVJIT_REDUCE_SYNC(xor, unsigned, a ^ b)
+#undef __SPIRVJIT_REDUCE_SYNC
+
 // --- integer intrinsics ----------------------------------------------------------------
 __SPIRVJIT_D int __popc(unsigned x) { return __builtin_popcount(x); }
 __SPIRVJIT_D int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
@@ -282,6 +326,12 @@ __SPIRVJIT_D unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned shift)
   return shift >= 32 ? lo : __funnelshift_l(lo, hi, shift);
 }
 
+// __ldg (CUDA's read-only data cache load, which hipify keeps): a plain load, as in HIP.
+template <class T>
+__SPIRVJIT_D T __ldg(const T* p) {
+  return *p;
+}
+
 __SPIRVJIT_D long long clock64() { return (long long)__builtin_readcyclecounter(); }
 __SPIRVJIT_D long long wall_clock64() { return (long long)__builtin_readcyclecounter(); }
 __SPIRVJIT_D unsigned clock() { return (unsigned)__builtin_readcyclecounter(); }
@@ -301,6 +351,18 @@ __SPIRVJIT_D int __syncthreads_and(int predicate) {
   return __syncthreads_count(!predicate) == 0;
 }
 __SPIRVJIT_D int __syncthreads_or(int predicate) { return __syncthreads_count(predicate) != 0; }
+
+// --- device heap --------------------------------------------------------------------------
+// malloc/free in device code, as ROCm's header defines them (through __hip_malloc): the
+// host CPU's C library; GPUs refuse them by name (translate/hip_heap.py). Imports must
+// have default visibility: clang-22's SPIR-V back end stops on a hidden declaration
+// ("Unknown function"; HIP's -fvisibility=hidden makes every one hidden). Fixed upstream
+// by llvm/llvm-project#185029 (hidden declarations become Import linkage) and #191820
+// (the HIP driver no longer defaults amdgcnspirv to hidden visibility).
+extern "C" __device__ __attribute__((visibility("default"))) void* __spirvjit_malloc(size_t size);
+extern "C" __device__ __attribute__((visibility("default"))) void __spirvjit_free(void* ptr);
+static __device__ inline void* malloc(size_t size) { return __spirvjit_malloc(size); }
+static __device__ inline void free(void* ptr) { __spirvjit_free(ptr); }
 
 // --- printf and assert ------------------------------------------------------------------
 // Device-side printf: clang lowers it to AMD's hostcall protocol (__ockl_printf_*),
