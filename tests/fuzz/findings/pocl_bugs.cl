@@ -63,7 +63,9 @@ __kernel void loop_before_barrier(__global ulong *out) { // stores 4 4 4 4; expe
 // hmix(hmix(hmix(2754743990, v), x), x) of v = -4449, x = 0 where lid % 3 == 0, and of v = 0,
 // x = -4449 elsewhere: 0x2bef6de25d656650, else 0xc6750f1bdd41ecc3. PoCL gives 0x5cc9cf02cda8d8ac
 // or 0x2bef6de25d656650 in most work-items, different ones in different runs. Not hit without the
-// hash (the values stored as they are). The differential tester's seed 31001 count 10 kernel 0
+// hash (the values stored as they are). A pointer at a run-time offset into a private array
+// (`short a[2]; ... short *p = a + (lid % 3U != 0U);`) is miscompiled the same way. The
+// differential tester's seed 31001 count 10 kernel 0
 // found it; PoCL gets the same update written without the pointer (`if (c) v = v ^ x; else
 // x = x ^ x;`: generator.REFERENCE_WORKAROUNDS "pocl_psel").
 static ulong hmix(ulong h, ulong v) { return (h ^ v) * 0x100000001b3UL + (h >> 29); }
