@@ -79,7 +79,7 @@ ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv", "pocl_loop")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
-REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs"})
+REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_psel"})
 
 
 def signed(base: str) -> bool:
@@ -1165,8 +1165,19 @@ class Generator:
                 return
             w = self.pick(others)
             cond = self.condition(scope, 1)
-            lines.append(f"{pad}{v.ty.name} *{p} = ({cond}) ? &{v.name} : &{w.name};")
-            lines.append(f"{pad}*{p} = {self.pointer_update(v.ty, f'*{p}', scope)};")
+            update = self.pointer_update(v.ty, f"*{p}", scope)
+            if "pocl_psel" in self.workarounds:
+                # PoCL 3.1 loses the store of a variable whose address such a select takes
+                # (findings/pocl_bugs.cl pointer_select_in_work_group): the same update
+                # without the pointer, the expression evaluated before either store.
+                rest = update.removeprefix(f"*{p}")
+                lines.append(f"{pad}const int {p} = ({cond});")
+                lines.append(
+                    f"{pad}if ({p}) {v.name} = {v.name}{rest}; else {w.name} = {w.name}{rest};"
+                )
+            else:
+                lines.append(f"{pad}{v.ty.name} *{p} = ({cond}) ? &{v.name} : &{w.name};")
+                lines.append(f"{pad}*{p} = {update};")
             lines.append(pad + self.observe(v) + " " + self.observe(w))
             return
         if form == "helper_var":

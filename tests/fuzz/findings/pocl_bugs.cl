@@ -52,3 +52,35 @@ __kernel void loop_before_barrier(__global ulong *out) { // stores 4 4 4 4; expe
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_local_id(0)] = v;
 }
+// A private variable whose address a pointer select takes (`p = c ? &v : &x`) after a barrier,
+// with v live across the barrier: in a work-group of (3, 4) PoCL vectorizes its work-item loop
+// across y with the three x work-items as an interleaved group, and sinks the store that
+// initializes x (its slot of the per-work-item context array, `x = lm[11 - lid]`) past the
+// read-modify-write through p and the reads of x: where p points at v, x is read before it is
+// written (uninitialized stack: the result changes from run to run); where p points at x, the
+// update is overwritten by lm's value. Run with global and local size (3, 4). The spec (and
+// spirvjit, and oclgrind, and PoCL with -cl-opt-disable or a (4, 3) or (12) work-group) gives
+// hmix(hmix(hmix(2754743990, v), x), x) of v = -4449, x = 0 where lid % 3 == 0, and of v = 0,
+// x = -4449 elsewhere: 0x2bef6de25d656650, else 0xc6750f1bdd41ecc3. PoCL gives 0x5cc9cf02cda8d8ac
+// or 0x2bef6de25d656650 in most work-items, different ones in different runs. Not hit without the
+// hash (the values stored as they are). A pointer at a run-time offset into a private array
+// (`short a[2]; ... short *p = a + (lid % 3U != 0U);`) is miscompiled the same way. The
+// differential tester's seed 31001 count 10 kernel 0
+// found it; PoCL gets the same update written without the pointer (`if (c) v = v ^ x; else
+// x = x ^ x;`: generator.REFERENCE_WORKAROUNDS "pocl_psel").
+static ulong hmix(ulong h, ulong v) { return (h ^ v) * 0x100000001b3UL + (h >> 29); }
+__kernel __attribute__((reqd_work_group_size(3, 4, 1)))
+void pointer_select_in_work_group(__global ulong *out) { // garbage; expect the hashes above
+    uint lid = get_local_id(0) + get_local_id(1) * 3U;
+    __local short lm[12];
+    short v = -4449;
+    lm[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    short x = lm[11U - lid];
+    short *p = (lid % 3U != 0U) ? &v : &x;
+    *p = *p ^ x;
+    ulong h = hmix(2754743990UL, (ulong)v);
+    h = hmix(h, (ulong)x);
+    h = hmix(h, (ulong)x);
+    out[lid] = h;
+}
