@@ -20,9 +20,11 @@ PTX instructions (clang's native build: 28-30 and 79); colmean and matvec keep 8
 
 Only innermost loops, and only those the source gave no loop metadata (a ``#pragma
 unroll`` stays the user's). A loop the trial unrolled fully or deleted is left alone.
-AMD: not done. Its unroller (its own thresholds) unrolls n-body's inner loop in index
-form (+7-15% instructions above clang's, where spirvjit is now at half) and the index
-form costs matvec VGPRs on gfx942/gfx1100.
+AMD: not done. The same counts there change only n-body, whose inner loop AMD's unroller
+(its own thresholds) unrolls in index form, as in clang's native build: 238 instructions
+on gfx90a (generic variant; 229 launch-specialised) where spirvjit has 112 (103) and
+clang 214, alike on gfx942/gfx1100/gfx1201; gemm_naive's loop stays as it is, and AMD's
+code generation strength-reduces the index form back into the same pointer steps.
 
 The index form (``index_form``): a pointer phi in a loop header ``H`` with two incoming
 values, ``init`` from the block ``P`` and ``next = getelementptr T, ptr %phi, iN step``
