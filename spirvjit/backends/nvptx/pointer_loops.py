@@ -111,8 +111,15 @@ class _Function:
                     self.defined_in[_bare(found[1])] = label
         arguments = header.split("(", 1)[1] if "(" in header else ""
         self.arguments = {_bare(n) for n in re.findall(_NAME, arguments)}
+        # Every `label %x` of the block's code: the terminator's (a switch spans lines);
+        # phis name their predecessors without the keyword.
         self.successors = {
-            label: [_bare(e) for e in _EDGE.findall(self.terminator(label))]
+            label: [
+                _bare(e)
+                for line in self.lines[label]
+                if _is_code(line) and " = phi " not in line
+                for e in _EDGE.findall(line)
+            ]
             for label in self.labels
         }
         self.predecessors: dict[str, set[str]] = {label: set() for label in self.labels}
@@ -230,6 +237,8 @@ def _rewrite_function(
             if found is None:
                 continue
             indent, phi, pointer, space, *incoming = found.groups()
+            if _bare(phi).isdigit():
+                continue  # numbered values must stay in order: this one cannot move
             for (init, pre), (nxt, latch) in (
                 (incoming[0:2], incoming[2:4]),
                 (incoming[2:4], incoming[0:2]),
