@@ -38,7 +38,9 @@ step`` holds at every entry to ``H``; a GEP without flags is modular arithmetic 
 address space's index width, and the product is computed in the step's type, which must
 be at least that wide. The new GEP carries no flags (fewer poison values than the
 original, never more). It is only ever optimized to be measured, but it must be the
-same program for the measure to mean anything.
+same program for the measure to mean anything. The kernel that runs differs from the
+translator's only by the loop metadata: a mistake in the trial costs speed, never a
+wrong result (and a trial LLVM rejects leaves O3 to decide alone).
 """
 
 from __future__ import annotations
