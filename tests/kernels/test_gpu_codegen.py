@@ -358,6 +358,22 @@ def test_nvidia_nbody_registers_as_native(target, tmp_path):
     assert mine.spills == native.spills == 0
 
 
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_nvidia_pointer_walking_loops_unroll_as_their_index_form(target, tmp_path):
+    # The SPIR-V producer's strength reduction makes gemm_naive's k loop walk two
+    # pointers: NVPTX unrolled it 8 times (32 registers, clang's native build 28-30 with
+    # 4). It now gets the count LLVM gives the index form (backends/nvptx/pointer_loops.py).
+    native, mine, ptx = _nvidia_against_native("gemm_naive", target, tmp_path)
+    # Two loads an iteration: four iterations in the loop, one in the remainder's.
+    assert len(re.findall(r"^\s*ld\.global", ptx, re.M)) == 2 * 4 + 2
+    assert native.registers and mine.registers <= native.registers
+    assert mine.instructions <= native.instructions
+    # The generic variant too (it reads the global offsets, which native ignores).
+    source = (BENCHMARKS / "gemm_naive.cl").read_text()
+    generic = _asm(source, "gemm_naive", target)
+    assert len(re.findall(r"^\s*ld\.global", generic, re.M)) == 2 * 4 + 2
+
+
 TWO_LOCALS = """
 kernel void two(global float* out, local float* a, local float* b) {
     size_t l = get_local_id(0);

@@ -4,17 +4,23 @@ from libdevice, launches through the CUDA driver API (``cuda.py``)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
 
+from ...errors import CompileError
 from ...target import Target
 from ...toolchain import find_tool, require_tool, run_on_bytes
+from ...translate.kernel_ir import parse_ir
 from ..gpu import devicelib
 from ..gpu.backend import OURS, GpuBackend, target_machine
 from .abi import NvptxABI
 from .block_order import taken_blocks_after_branches
 from .narrow_ids import narrow_truncated_sums
+from .pointer_loops import unroll_like_index_form
+
+log = logging.getLogger("spirvjit")
 
 _LIBDEVICE_DIRS = ("/usr/local/cuda/nvvm/libdevice", "/usr/lib/nvidia-cuda-toolkit/libdevice")
 
@@ -34,6 +40,25 @@ class NvptxBackend(GpuBackend):
         dirs = [*(f"{c}/nvvm/libdevice" for c in cuda if c), *_LIBDEVICE_DIRS]
         candidates += [Path(d) / "libdevice.10.bc" for d in dirs]
         return devicelib.first_library("libdevice", tuple(candidates))
+
+    def optimize(self, module, target: Target, symbol: str):
+        """O3, with each innermost pointer-walking loop unrolled as often as LLVM unrolls
+        its index form, clang's native IR (``pointer_loops.py``: a trial O3 of the kernel
+        with those loops in index form tells how often)."""
+
+        def trial(text: str) -> str:
+            return str(super(NvptxBackend, self).optimize(parse_ir(text, symbol), target, symbol))
+
+        try:
+            text, counted = unroll_like_index_form(str(module), trial)
+        except CompileError as exc:
+            # The trial's IR rejected (a bug of the rewrite), or what the real O3 is about
+            # to report too (a missing libdevice): either way, O3 decides alone.
+            log.warning("spirvjit: no unroll trial for %s (%s)", symbol, exc)
+            counted = 0
+        if counted:
+            module = parse_ir(text, module.name)
+        return super().optimize(module, target, symbol)
 
     def after_o3(self, text: str) -> tuple[str, int]:
         """Ids a kernel uses as ints computed in 32 bits (``narrow_ids.py``); an ``if``'s
