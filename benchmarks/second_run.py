@@ -10,7 +10,12 @@ launch includes the JIT, or the cache lookup and load), where the code came from
 of the interpreter's thread joins (an ``atexit`` handler: what the exit waited for).
 Other settings (SPIRVJIT_EXIT_WAIT, ...) pass through from the environment.
 
+``--cache-off`` runs the script once with SPIRVJIT_CACHE=0 instead: the exit then waits for
+no compile, and the table says whether the optimized tier came in before it or its compile
+was given up (``Abandoned``).
+
     python3 benchmarks/second_run.py --roots /path/to/main,$PWD --kernels saxpy,nbody --runs 3
+    python3 benchmarks/second_run.py --roots /path/to/main,$PWD --kernels nbody,sgemm --cache-off
 """
 
 from __future__ import annotations
@@ -50,14 +55,19 @@ def report():
         "origin": origin,
         "exit_ms": (time.perf_counter() - returned) * 1e3,
         "tier": getattr(loaded, "tier", None),
+        "error": type(getattr(loaded, "error", None)).__name__,
     }))
 """
 
 
-def _run(root: str, name: str, cache_dir: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": root, "SPIRVJIT_CACHE_DIR": cache_dir}
-    env["SPIRVJIT_TIERED"] = "1"
-    env.pop("SPIRVJIT_CACHE", None)
+def _run(root: str, name: str, cache_dir: str | None) -> dict:
+    """One fresh process; ``cache_dir`` None runs it with the disk cache off."""
+    env = {**os.environ, "PYTHONPATH": root, "SPIRVJIT_TIERED": "1"}
+    if cache_dir is None:
+        env["SPIRVJIT_CACHE"] = "0"
+    else:
+        env["SPIRVJIT_CACHE_DIR"] = cache_dir
+        env.pop("SPIRVJIT_CACHE", None)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, root, name],
         capture_output=True,
@@ -76,8 +86,11 @@ def main() -> int:
     parser.add_argument("--roots", required=True, help="comma-separated checkouts")
     parser.add_argument("--kernels", default="saxpy,nbody")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cache-off", action="store_true", help="one run, SPIRVJIT_CACHE=0")
     args = parser.parse_args()
     roots = args.roots.split(",")
+    if args.cache_off:
+        return _exit_without_cache(roots, args.kernels.split(","), args.runs)
     print(
         "| kernel | checkout | run 1: first launch ms (CPU ms), origin, exit ms "
         "| run 2: first launch ms (CPU ms), origin, exit ms | origins run 1 / run 2 |"
@@ -101,6 +114,21 @@ def main() -> int:
                 cells.append(f"{wall:.0f} ({cpu:.0f}), {exit_ms:.0f}")
             origins = ", ".join(f"{a['origin']}/{b['origin']}" for a, b in runs)
             print(f"| {name} | {root} | {cells[0]} | {cells[1]} | {origins} |", flush=True)
+    return 0
+
+
+def _exit_without_cache(roots: list[str], kernels: list[str], runs: int) -> int:
+    print("| kernel | checkout | launch return to exit, ms (median) | runs: tier / why not |")
+    print("|---|---|---|---|")
+    for name in kernels:
+        rows: dict[str, list[dict]] = {root: [] for root in roots}
+        for _ in range(runs):
+            for root in roots:
+                rows[root].append(_run(root, name, None))
+        for root, results in rows.items():
+            ms = statistics.median(r["exit_ms"] for r in results)
+            tiers = ", ".join(f"{r['tier']} / {r['error']}" for r in results)
+            print(f"| {name} | {root} | {ms:.0f} | {tiers} |", flush=True)
     return 0
 
 
