@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +213,36 @@ def vector_and_scalar_arrays(
             on, off = on.view(np.uint8), off.view(np.uint8)
         np.testing.assert_array_equal(on, off)
     return results[0]
+
+
+# Floats without libm calls (the quick and optimized tiers round them the same) and an
+# integer hash: the tiered JIT's tests launch it under names of their own (``% name``).
+TIERED_ARITH = """
+kernel void arith_%s(global const float *x, global float *y, global uint *h, uint n)
+{
+    size_t i = get_global_id(0);
+    if (i >= n) return;
+    float v = x[i];
+    for (int k = 0; k < 5; ++k)
+        v = v * 1.0001f + 0.5f / (1.0f + v * v);
+    y[i] = v;
+    uint s = (uint)i * 2654435761u;
+    h[i] = (s ^ (s >> 13)) * 0x5bd1e995u;
+}
+"""
+
+
+def hold_optimized_compiles(monkeypatch, seconds: float = 120) -> threading.Event:
+    """Holds every optimized-tier compile, before it reads anything, until the returned
+    event is set (at most ``seconds``)."""
+    from spirvjit.backends.cpu import tiered
+
+    release = threading.Event()
+    optimize = tiered.TieredKernel._optimize
+
+    def held(self, build):
+        assert release.wait(seconds)
+        optimize(self, build)
+
+    monkeypatch.setattr(tiered.TieredKernel, "_optimize", held)
+    return release

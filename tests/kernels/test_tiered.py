@@ -13,27 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import TIERED_ARITH, hold_optimized_compiles
 
 import spirvjit
 from spirvjit import cache, jit
 from spirvjit.backends.cpu import codegen, tiered
 
 KERNELS = Path(__file__).resolve().parents[2] / "benchmarks" / "kernels"
-
-# Floats without libm calls (both tiers round the same) and an integer hash.
-ARITH = """
-kernel void arith_%s(global const float *x, global float *y, global uint *h, uint n)
-{
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    float v = x[i];
-    for (int k = 0; k < 5; ++k)
-        v = v * 1.0001f + 0.5f / (1.0f + v * v);
-    y[i] = v;
-    uint s = (uint)i * 2654435761u;
-    h[i] = (s ^ (s >> 13)) * 0x5bd1e995u;
-}
-"""
 
 
 @pytest.fixture
@@ -50,21 +36,8 @@ def tiered_on(monkeypatch):
     return compiles
 
 
-def _held(monkeypatch) -> threading.Event:
-    """Holds every optimized-tier compile until the returned event is set."""
-    release = threading.Event()
-    optimize = tiered.TieredKernel._optimize
-
-    def held(self, build):
-        assert release.wait(120)
-        optimize(self, build)
-
-    monkeypatch.setattr(tiered.TieredKernel, "_optimize", held)
-    return release
-
-
 def _arith(name: str):
-    program = spirvjit.compile_opencl(ARITH % name)
+    program = spirvjit.compile_opencl(TIERED_ARITH % name)
     return program, program.kernel(f"arith_{name}")
 
 
@@ -78,7 +51,7 @@ def _run_arith(kernel, n: int = 1000):
 def test_quick_tier_runs_first_then_the_optimized_tier_with_the_same_bits(
     tiered_on, monkeypatch
 ) -> None:
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     quick_runs, levels = [], []
     quick_optimize, optimize = codegen.quick_optimize, codegen.optimize
     monkeypatch.setattr(
@@ -131,7 +104,7 @@ def test_racing_threads_compile_each_tier_once_and_launches_racing_the_swap_are_
 ) -> None:
     """8 threads launch a barrier kernel (local memory, frames) at once and keep
     launching while the optimized tier comes in: one compile per tier, every sum right."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     source = (KERNELS / "reduction.cl").read_text().replace("reduction", "reduction_tiered")
     program = spirvjit.compile_opencl(source)
     kernel = program.kernel("reduction_tiered")
@@ -200,7 +173,7 @@ def test_kernels_calling_scalar_libm_vector_functions_are_not_tiered(
 def test_inline_exp_kernels_are_tiered_with_the_same_bits(tiered_on, monkeypatch) -> None:
     """exp is inline code (vecmath.py), the same bits scalar and vector: no libm call
     keeps such a kernel from a quick tier."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     program = spirvjit.compile_opencl(
         "kernel void exp_tiered(global float *y) { size_t i = get_global_id(0); y[i] = exp(y[i]); }"
     )
@@ -282,7 +255,7 @@ kernel void gate_%s(global volatile int *gate, global int *started, global float
 def test_a_launch_switches_to_the_optimized_tier_midway(tiered_on, monkeypatch, items, which_wait):
     """The quick tier's runners wait in their first groups until the optimized tier is
     in; the launch then finishes on the optimized code: every work-item ran once."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     name = f"{items}"
     kernel = spirvjit.compile_opencl(GATE % (name, which_wait)).kernel(f"gate_{name}")
     gate, started = np.zeros(1, np.int32), np.zeros(1, np.int32)
@@ -346,7 +319,7 @@ def test_threads_launching_a_fresh_tiered_kernel_across_the_swap_match_numpy(
     """12 threads launch one freshly loaded kernel (inline and pooled sizes, groups that
     would show a group run twice or skipped: y += v, hits += 1) over and over while the
     optimized tier comes in; every result equals NumPy's, bit for bit."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     kernel = spirvjit.compile_opencl(ACCUMULATE % "stress").kernel("accumulate_stress")
     start = threading.Barrier(12)
     failures: list[str] = []
@@ -407,7 +380,7 @@ def test_fast_math_kernels_are_not_tiered(tiered_on, monkeypatch) -> None:
     before fast-math programs were left untiered; within the fast-math bounds, but which
     bits a launch gets would depend on timing). The first launch gives the bits of an
     untiered compile."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     x = np.random.default_rng(1).uniform(-10, 10, 4096).astype(np.float32)
     kernel = spirvjit.compile_opencl(FAST_MATH % "a", ["-cl-fast-relaxed-math"]).kernel("fast_a")
     first = np.zeros(4096, np.float32)
@@ -442,7 +415,7 @@ def test_finite_math_only_kernels_are_tiered_with_the_same_bits(tiered_on, monke
     the kernel promised never to compute. Such a kernel is tiered (before: not, as every
     fast-math flag kept a kernel untiered), and for finite values both tiers give the
     bits of an untiered compile."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     x = np.random.default_rng(5).uniform(-10, 10, 4096).astype(np.float32)
     kernel = spirvjit.compile_opencl(FINITE_MATH % "a", ["-cl-finite-math-only"]).kernel("finite_a")
     quick = np.zeros(4096, np.float32)
@@ -495,7 +468,7 @@ def test_a_launch_the_quick_code_would_take_longer_waits_for_the_optimized_code(
     optimized code and runs the rest on it."""
     from spirvjit.backends.cpu import launcher
 
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
     kernel = spirvjit.compile_opencl(ACCUMULATE % "waits").kernel("accumulate_waits")
     n = 64 * 500
@@ -535,7 +508,7 @@ def test_a_launch_waits_for_the_optimized_code_no_longer_than_the_quick_code_tak
 ) -> None:
     """The optimized compile never comes (held until the end): the launch waits about as
     long as the quick code would take, then runs the rest on the quick code."""
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     monkeypatch.setattr(tiered.TieredKernel, "_compile_left", lambda self: 0.0)
     kernel = spirvjit.compile_opencl(ACCUMULATE % "gives_up").kernel("accumulate_gives_up")
     n = 64 * 100
@@ -557,7 +530,7 @@ def test_a_fork_waits_for_the_background_compile(tiered_on, monkeypatch) -> None
     hang loading the kernel's variant. Forking waits for the compile instead."""
     import os
 
-    source = ARITH % "forked" + ARITH.replace("arith_%s", "arith_forked_too")
+    source = TIERED_ARITH % "forked" + TIERED_ARITH.replace("arith_%s", "arith_forked_too")
     program = spirvjit.compile_opencl(source)
     kernel = program.kernel("arith_forked")
     parent = _run_arith(kernel)
@@ -605,7 +578,7 @@ def test_another_kernel_loads_while_an_optimized_tier_compiles(tiered_on, monkey
         return optimize(module, target, level)
 
     monkeypatch.setattr(codegen, "optimize", held)
-    program = spirvjit.compile_opencl(ARITH % "busy" + ARITH % "free")
+    program = spirvjit.compile_opencl(TIERED_ARITH % "busy" + TIERED_ARITH % "free")
     busy, free = program.kernel("arith_busy"), program.kernel("arith_free")
     first = _run_arith(busy)
     assert inside.wait(120)  # arith_busy's optimized compile is in its O3 stage
@@ -653,7 +626,7 @@ def test_threads_racing_first_launches_of_several_kernels_compile_each_tier_once
     between the per-kernel and per-variant locks, one compile per kernel and tier, every
     result the same bits (and the integer hash right)."""
     names = [f"arith_race{k}" for k in range(4)]
-    program = spirvjit.compile_opencl("".join(ARITH % f"race{k}" for k in range(4)))
+    program = spirvjit.compile_opencl("".join(TIERED_ARITH % f"race{k}" for k in range(4)))
     start = threading.Barrier(8)
     results: dict[tuple[int, str, int], tuple] = {}
     errors: list[BaseException] = []
@@ -699,7 +672,7 @@ def test_compile_loads_the_optimized_tier_without_a_quick_one(tiered_on) -> None
 
 
 def test_compile_after_a_tiered_launch_waits_for_the_optimized_tier(tiered_on, monkeypatch) -> None:
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     program, kernel = _arith("compile_waits")
     _run_arith(kernel)
     loaded = kernel._default
@@ -786,7 +759,7 @@ def test_a_process_exits_without_finishing_a_pending_optimized_compile(tmp_path)
     import sys
 
     script = tmp_path / "launch_once.py"
-    script.write_text(f"SOURCE = {ARITH % 'exit'!r}\n" + EXIT_SCRIPT)
+    script.write_text(f"SOURCE = {TIERED_ARITH % 'exit'!r}\n" + EXIT_SCRIPT)
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root), "SPIRVJIT_TIERED": "1", "SPIRVJIT_CACHE": "0"}
     out = subprocess.run(

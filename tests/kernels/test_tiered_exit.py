@@ -16,22 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import TIERED_ARITH
 
 ROOT = Path(__file__).resolve().parents[2]
 
-ARITH = """
-kernel void arith_%s(global const float *x, global float *y, global uint *h, uint n)
-{
-    size_t i = get_global_id(0);
-    if (i >= n) return;
-    float v = x[i];
-    for (int k = 0; k < 5; ++k)
-        v = v * 1.0001f + 0.5f / (1.0f + v * v);
-    y[i] = v;
-    uint s = (uint)i * 2654435761u;
-    h[i] = (s ^ (s >> 13)) * 0x5bd1e995u;
-}
-"""
 
 # A script that launches a kernel once and ends. HOLD=1: the optimized compile's
 # translation waits until the compile is given up (so it is surely pending at exit and
@@ -119,7 +107,7 @@ def _want_h() -> int:
 
 def _run(tmp_path: Path, **env: str) -> tuple[dict, subprocess.CompletedProcess]:
     script = tmp_path / "launch_once.py"
-    script.write_text(f"SOURCE = {ARITH % 'exit'!r}\n" + SCRIPT)
+    script.write_text(f"SOURCE = {TIERED_ARITH % 'exit'!r}\n" + SCRIPT)
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "SPIRVJIT_TIERED": "1"}
     environment["SPIRVJIT_CACHE_DIR"] = str(tmp_path / "cache")
     for name in ("HOLD", "INTERRUPT", "END", "SPIRVJIT_EXIT_WAIT", "SPIRVJIT_CACHE"):
@@ -260,7 +248,8 @@ def report():
 
 def test_threads_launch_while_the_exit_waits_for_compiles(tmp_path) -> None:
     script = tmp_path / "stress.py"
-    script.write_text(f"SOURCE = {''.join(ARITH % f'stress{k}' for k in range(4))!r}\n" + STRESS)
+    source = "".join(TIERED_ARITH % f"stress{k}" for k in range(4))
+    script.write_text(f"SOURCE = {source!r}\n" + STRESS)
     environment = {
         **os.environ,
         "PYTHONPATH": str(ROOT),

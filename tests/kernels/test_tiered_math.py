@@ -13,11 +13,11 @@ and random bit patterns.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from harness import hold_optimized_compiles
 
 import spirvjit
 from spirvjit.backends.cpu import tiered
@@ -100,14 +100,7 @@ def held(monkeypatch):
     compile) loads optimized, with no quick tier."""
     monkeypatch.setenv("SPIRVJIT_TIERED", "1")
     monkeypatch.setenv("SPIRVJIT_CACHE", "0")
-    release = threading.Event()
-    optimize = tiered.TieredKernel._optimize
-
-    def holding(self, build):
-        assert release.wait(300)
-        optimize(self, build)
-
-    monkeypatch.setattr(tiered.TieredKernel, "_optimize", holding)
+    release = hold_optimized_compiles(monkeypatch, 300)
     yield release
     release.set()
 

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 import pytest
+from harness import hold_optimized_compiles
 
 import spirvjit
 from spirvjit import cache, config, jit
@@ -24,20 +25,6 @@ kernel void settings_%s(global const float *x, global float *y, uint n)
     y[i] = v;
 }
 """
-
-
-def _held(monkeypatch) -> threading.Event:
-    """Holds every optimized-tier compile (before it reads anything) until the returned
-    event is set: the environment changes between the launch and the compile."""
-    release = threading.Event()
-    optimize = tiered.TieredKernel._optimize
-
-    def held(self, build):
-        assert release.wait(120)
-        optimize(self, build)
-
-    monkeypatch.setattr(tiered.TieredKernel, "_optimize", held)
-    return release
 
 
 def _launch(kernel, n: int = 300) -> np.ndarray:
@@ -58,7 +45,7 @@ def test_the_background_compile_uses_the_settings_of_its_launch(monkeypatch, tmp
         monkeypatch.delenv(name, raising=False)
     launch_cache = tmp_path / "launch-cache"
     monkeypatch.setenv("SPIRVJIT_CACHE_DIR", str(launch_cache))
-    release = _held(monkeypatch)
+    release = hold_optimized_compiles(monkeypatch)
     levels: list[int] = []
     optimize = codegen.optimize
     monkeypatch.setattr(
