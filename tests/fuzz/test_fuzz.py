@@ -62,7 +62,7 @@ def test_programs_use_every_feature():
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
     want |= {"divergent_loop", "raw_int_op", "compound_assign", "do_while", "struct"}
     want |= {"struct_arg", "shuffle", "bitselect", "work_item_fn", "cas_loop"}
-    want |= {"constant_table", "global_exchange", "half", "pointer"}
+    want |= {"constant_table", "global_exchange", "half", "pointer", "exact_math"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 
@@ -97,7 +97,7 @@ def test_side_stream_keeps_the_main_programs():
     real = generator.random.Random
 
     def patched(seed=None):
-        extra = isinstance(seed, str) and seed.endswith(("/side", "/third"))
+        extra = isinstance(seed, str) and seed.endswith(("/side", "/third", "/fourth"))
         return Never() if extra else real(seed)
 
     generator.random.Random = patched
@@ -140,6 +140,29 @@ def test_third_stream_keeps_the_main_and_side_programs():
             for i in range(5):
                 g.kernel(i)
             ends.append((g.rng.getstate(), g.side.getstate()))
+        assert ends[0] == ends[1], seed
+
+
+def test_fourth_stream_keeps_the_other_streams_programs():
+    """The same for the fourth stream (the exact math built-ins): with or without its
+    draws, the main, side and third streams make the same draws."""
+    import random
+
+    from . import generator
+
+    class Never(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    for seed in range(20):
+        ends = []
+        for fourth in (Never(), None):
+            g = generator.Generator(seed)
+            if fourth is not None:
+                g.fourth = fourth
+            for i in range(5):
+                g.kernel(i)
+            ends.append((g.rng.getstate(), g.side.getstate(), g.third.getstate()))
         assert ends[0] == ends[1], seed
 
 

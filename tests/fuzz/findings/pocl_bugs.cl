@@ -52,3 +52,13 @@ __kernel void loop_before_barrier(__global ulong *out) { // stores 4 4 4 4; expe
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_local_id(0)] = v;
 }
+// fract(x, iptr) returns a zero with x's sign for a zero and for an infinity (OpenCL C 3.0
+// 7.5.1: fract(-0) is -0, fract(-inf) is -0): PoCL returns +0 for both, on constants and on
+// values read from memory (x - floor(x), then fmin with 0x1.fffffep-1f, without the special
+// cases). Found writing the differential tester's exact math built-ins (REFERENCE_WORKAROUNDS
+// "pocl_fract"); spirvjit gave +0 for -0 too until then.
+__kernel void fract_signed_zero(__global uint *out) { // stores 0 0; expect 0x80000000 0x80000000
+    float w;
+    out[0] = as_uint(fract(-0.0f, &w));
+    out[1] = as_uint(fract(-INFINITY, &w));
+}
