@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -118,6 +119,19 @@ def test_every_truncation_and_bit_flip_is_detected():
         flipped[bit // 8] ^= 1 << (bit % 8)
         with pytest.raises(CorruptEntry):
             cache_format.decode(bytes(flipped), KEY)
+
+
+@pytest.mark.parametrize("text", [b"[" * 200_000, b'{"a":' * 100_000], ids=["arrays", "objects"])
+def test_a_deeply_nested_header_is_a_corrupt_entry(text):
+    """Bytes with a valid SHA-256 (anyone can compute one) whose header nests past
+    Python's recursion limit: json.loads raised RecursionError out of decode, through the
+    lookup of the launch that read it, and out of ``cache list`` (decode_header)."""
+    body = cache_format._PREFIX.pack(cache_format.MAGIC, len(text)) + text
+    data = body + hashlib.sha256(body).digest()
+    with pytest.raises(CorruptEntry, match="nests too deeply"):
+        cache_format.decode(data, KEY)
+    with pytest.raises(CorruptEntry, match="nests too deeply"):
+        cache_format.decode_header(body)
 
 
 def test_entry_of_another_key_is_rejected():
