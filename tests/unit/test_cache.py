@@ -503,6 +503,14 @@ def test_compile_explains_the_nearest_entry(facade, caplog, monkeypatch):
 # -- counters --------------------------------------------------------------------------------
 
 
+def test_a_record_nested_past_the_recursion_limit_reads_as_damaged(tmp_path):
+    """A stats or event record is read as damaged (None), whatever its bytes: JSON nested
+    200,000 deep (under the 1 MiB record limit) raised RecursionError out of totals()."""
+    (tmp_path / "deep-1-2.json").write_text("[" * 200_000)
+    (tmp_path / "ok-1-3.json").write_text('{"disk_hits": 5}')
+    assert cache_records.totals(tmp_path)["disk_hits"] == 5
+
+
 def test_counters_fold_ended_processes_once(tmp_path):
     counters = cache_records.Counters(tmp_path)
     counters.add("compiles", 2)
