@@ -198,8 +198,9 @@ def test_longer_run_agrees_with_pocl():
 
 def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
     """SPIRVJIT_TIERED=1: the first launch runs the quick tier; the tester then waits for
-    the optimized tier and launches it on the same inputs, and a difference of either tier
-    from PoCL is a finding that names the tier."""
+    the optimized tier and launches it on the same inputs, then once more switching from
+    the quick tier to the optimized one after half the work-groups (as a launch running
+    at the swap does); a difference of any of them from PoCL is a finding that names it."""
     why = _missing()
     if why:
         pytest.skip(why)
@@ -224,3 +225,40 @@ def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
     assert diff is not None and diff[0].startswith("optimized tier: hash differs")
     diff = compare(ref, Outcome(wrong, got.gat, optimized=got.optimized), nseg)
     assert diff is not None and diff[0].startswith("quick tier: hash differs")
+    bad = Outcome(got.out, got.gat, optimized=got.optimized, mixed=Outcome(wrong, got.gat))
+    diff = compare(ref, bad, nseg)
+    assert diff is not None and diff[0].startswith("mixed tiers: hash differs")
+
+
+def test_a_mixed_launch_runs_half_the_groups_on_each_tier(monkeypatch):
+    """The tester's mixed launch: the quick tier's code runs the first half of the
+    work-groups, the optimized tier's the rest, on one packed launch; it equals PoCL."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from spirvjit.backends.cpu import launcher
+
+    from .differential import compare, run_pocl, run_spirvjit
+
+    monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    monkeypatch.setenv("SPIRVJIT_NUM_THREADS", "1")
+    runs = []
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None, threads=0):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record, threads)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+    seed, index = CI_SEED, 3  # four work-groups of a two-dimensional NDRange
+    batch = generate(seed, 4, size="small")
+    assert batch.kernels[index].global_size // batch.kernels[index].local_size == 4
+    got = run_spirvjit(batch.kernel_source(index), batch, [index], seed, "clang")[index]
+    assert got.error is None and got.mixed is not None and got.mixed.error is None, got
+    (quick, a, b), (full, c, d) = runs[-2:]
+    assert quick is not full and (a, b, c, d) == (0, 2, 2, 4)
+    ref_batch = generate(seed, 4, REFERENCE_WORKAROUNDS, size="small")
+    ref = run_pocl(ref_batch.kernel_source(index), ref_batch, [index], seed)[index]
+    assert compare(ref, got, batch.kernels[index].nseg) is None
