@@ -81,7 +81,7 @@ ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv", "pocl_loop")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
-REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_fract"})
+REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_fract", "pocl_modf"})
 
 
 def signed(base: str) -> bool:
@@ -1183,6 +1183,8 @@ class Generator:
             via_helper, noinline = self.chance(0.3), self.chance(0.5)
             if f == "fract" and "pocl_fract" in self.workarounds:
                 call = self.fract_workaround(ty, space)
+            elif f == "modf" and "pocl_modf" in self.workarounds:
+                call = self.modf_workaround(ty, space)
             elif via_helper:  # through a helper taking the pointer
                 call = self.math_out_helper(f, ty, oty, space, noinline)
             lines.append(f"{pad}{t} {r} = {call}({', '.join(args)}, {ptr});")
@@ -1236,6 +1238,29 @@ class Generator:
         return self.define(
             name,
             f"static {t} {name}({t} x, {space} {t} *p) {{ {t} r = fract(x, p); return {fix}; }}",
+        )
+
+    def modf_workaround(self, ty: Ty, space: str) -> str:
+        """``modf`` for PoCL 3.1, which makes a kernel store nothing (neither the result
+        nor ``*iptr``) for ``modf`` of a constant NaN: NaN lanes skip the call (both parts
+        of modf(NaN) are NaN), as ``rint_workaround`` does for ``floor``."""
+        t = ty.name
+        name = f"modf_ref_{t}_{space[2]}"
+        if ty.n == 1:
+            return self.define(
+                name,
+                f"static {t} {name}({t} x, {space} {t} *p) {{\n"
+                f"    if (isnan(x)) {{ *p = x; return x; }}\n    return modf(x, p);\n}}",
+            )
+        one = self.modf_workaround(Ty(ty.base), "__private")
+        lanes = range(ty.n)
+        parts = ", ".join(f"{one}(x.s{i:x}, &w[{i}])" for i in lanes)
+        whole = ", ".join(f"w[{i}]" for i in lanes)
+        return self.define(
+            name,
+            f"static {t} {name}({t} x, {space} {t} *p) {{\n"
+            f"    {ty.base} w[{ty.n}];\n    {t} r = ({t})({parts});\n"
+            f"    *p = ({t})({whole});\n    return r;\n}}",
         )
 
     def pointer_statement(self, lines: list[str], scope: list[Var], pad: str) -> None:

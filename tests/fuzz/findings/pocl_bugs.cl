@@ -62,3 +62,13 @@ __kernel void fract_signed_zero(__global uint *out) { // stores 0 0; expect 0x80
     out[0] = as_uint(fract(-0.0f, &w));
     out[1] = as_uint(fract(-INFINITY, &w));
 }
+// modf of a constant NaN makes the kernel store nothing (neither the result nor *iptr), float
+// and double, scalar and vector; modf of a NaN read from memory is right. The differential
+// tester's SPIRVJIT_TIERED=0 run (seed 40501 count 10 kernel 6: modf of
+// (float2)(-INFINITY, NAN) computed from constants) found it (REFERENCE_WORKAROUNDS
+// "pocl_modf").
+__kernel void modf_nan_const(__global uint *out) { // stores nothing; expect a NaN, a NaN
+    float w;
+    out[0] = as_uint(modf((float)NAN, &w));
+    out[1] = as_uint(w);
+}
