@@ -72,3 +72,21 @@ __kernel void modf_nan_const(__global uint *out) { // stores nothing; expect a N
     out[0] = as_uint(modf((float)NAN, &w));
     out[1] = as_uint(w);
 }
+// A do-while loop whose trip count differs between work-items, followed by a barrier, runs
+// as many times in every work-item as in the group's last one: with in = {3, 0, 1, 2, 3,
+// 4, 5, 6, 7} and one group of 8, PoCL stores 1185 in every work-item; the spec (and
+// spirvjit, and PoCL without the barrier) gives 38 38 1185 36742 1139009 38 38 1185. The
+// loop_before_barrier bug in another form; its spelling (a guarded do-while) is this loop.
+// The differential tester's SPIRVJIT_CHECK=1 run (seed 41002 count 10 kernel 2, every
+// mode and both producers; spirvjit's result is the same with the barrier removed) found it.
+__kernel void do_while_before_barrier(__global ulong *out, __global const uint *in) {
+    uint lid = get_local_id(0);
+    ulong h = 1;
+    int i = 0;
+    do {
+        i++;
+        h = h * 31 + 7;
+    } while (i < (int)(in[lid + 1] % 5U));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = h;
+}
