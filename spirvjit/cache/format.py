@@ -82,6 +82,8 @@ def decode_header(data: bytes) -> dict:
         header = json.loads(text.decode())
     except (UnicodeDecodeError, ValueError) as exc:
         raise CorruptEntry(f"header is not valid JSON: {exc}") from None
+    except RecursionError:  # "[[[[...": the SHA-256 is no MAC, anyone can frame these bytes
+        raise CorruptEntry("header nests too deeply to be a cache header") from None
     fields = {
         "format": int,
         "key": dict,

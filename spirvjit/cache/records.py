@@ -56,8 +56,8 @@ def _read_json(path: Path) -> dict | None:
     """A record file's JSON object, or None when it is missing, unsafe or damaged."""
     try:
         value = json.loads(read_trusted(path, _RECORD_LIMIT).decode())
-    except (OSError, CacheUnavailable, UnicodeDecodeError, ValueError):
-        return None
+    except (OSError, CacheUnavailable, UnicodeDecodeError, ValueError, RecursionError):
+        return None  # (RecursionError: JSON nested past the interpreter's limit)
     return value if isinstance(value, dict) else None
 
 

@@ -303,8 +303,9 @@ def decode(data: bytes, key: str) -> Entry:
             dirs=tuple((str(p), int(m)) for p, m in header["dirs"]),
             warnings=tuple(str(w) for w in header["warnings"]),
         )
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CorruptSourceEntry(f"bad header: {exc}") from None
+    # RecursionError: nested past the limit; OverflowError: int() of an Infinity.
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError) as exc:
+        raise CorruptSourceEntry(f"bad header: {type(exc).__name__}: {exc}") from None
 
 
 # --- the disk layer ----------------------------------------------------------------------------

@@ -1301,7 +1301,11 @@ def versioned(
 # a __local or generic pointer to a function without a body, is not tracked (its reads
 # would be reported falsely).
 
-_VSTORES = range(172, 179)  # OpenCL.std vstoren .. vstorea_halfn_r
+# OpenCL.std instructions that write through a pointer operand: fract, frexp, lgamma_r,
+# modf, remquo, sincos; vstoren, vstore_half[n][_r], vstorea_halfn[_r]. (This was
+# range(172, 179), which missed vstorea_halfn[_r] and the math built-ins: their __local
+# writes went unseen and later reads were reported as never written.)
+_VSTORES = frozenset({30, 31, 36, 45, 52, 58, 172, 175, 176, 177, 178, 180, 181})
 _SHADOW_RESET = "spirvjit.check.shadow_reset"
 
 

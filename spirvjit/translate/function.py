@@ -459,7 +459,11 @@ class Frame:
                         (inst.result_id, t.llvm_type(t.types.spv(inst.result_type).element))
                     )
                 elif inst.result_id in t.stepped.crossing:
-                    stored.append((inst.result_id, t.llvm_type(inst.result_type)))
+                    ty = t.llvm_type(inst.result_type)
+                    # A void result (a non-semantic instruction's, used by another one
+                    # after the barrier) has no value to keep.
+                    if not isinstance(ty, ir.VoidType):
+                        stored.append((inst.result_id, ty))
         if t.stepped.gathers:  # wavefront operations exchange values through the frame
             from .wavefront import WAVE_ARRAYS
 

@@ -493,8 +493,13 @@ def fract(t, ty, args, inst):
     frac = intrinsic(
         t, "minnum", ty, [t.b.fsub(x, fl), fconst(t, ty, largest_below_one[type(lane(ty))])]
     )
-    is_inf = t.b.fcmp_ordered("==", fabs(t, x), fconst(t, ty, math.inf))
-    frac = t.b.select(is_inf, intrinsic(t, "copysign", ty, [fconst(t, ty, 0.0), x]), frac)
+    # fract(+-0) is +-0 and fract(+-inf) +-0 (OpenCL C 3.0 7.5.1); x - floor(x) gives +0
+    # for -0 and NaN for an infinity.
+    zero_or_inf = t.b.or_(
+        t.b.fcmp_ordered("==", fabs(t, x), fconst(t, ty, math.inf)),
+        t.b.fcmp_ordered("==", x, fconst(t, ty, 0.0)),
+    )
+    frac = t.b.select(zero_or_inf, intrinsic(t, "copysign", ty, [fconst(t, ty, 0.0), x]), frac)
     frac = t.b.select(t.b.fcmp_unordered("uno", x, x), x, frac)
     t.b.store(fl, iptr)
     return frac
@@ -560,9 +565,16 @@ def remquo(t, ty, args, inst):
     if work != ty:
         x, y = b.fpext(x, work), b.fpext(y, work)
     c = functools.partial(fconst, t, work)
-    r0 = b.frem(x, b.fmul(y, c(128.0)))
+    wide = b.fmul(y, c(128.0))
+    r0 = b.frem(x, wide)
     rem = libm(t, "remainder", work, [r0, y])
-    k = intrinsic(t, "round", work, [b.fdiv(fabs(t, b.fsub(r0, rem)), fabs(t, y))])
+    # Where 128 y overflows, r0 = x and r0 - rem can overflow too (x = FLT_MAX, y = 2e38:
+    # x - rem = 4e38, and the quotient came out 0, not 2). There |y| > max / 128, so x, y
+    # and rem (0 or a multiple of a large ulp) are far above the subnormals: halving them
+    # all is exact, and keeps the difference finite.
+    half = b.select(b.fcmp_ordered("==", fabs(t, wide), c(math.inf)), c(0.5), c(1.0))
+    diff = b.fsub(b.fmul(r0, half), b.fmul(rem, half))
+    k = intrinsic(t, "round", work, [b.fdiv(fabs(t, diff), fabs(t, b.fmul(y, half)))])
     i32 = like(work, I32)
     k = b.and_(b.fptosi(k, i32), t.constant(i32, 127))
     negative = b.xor(b.fcmp_ordered("<", x, c(0.0)), b.fcmp_ordered("<", y, c(0.0)))

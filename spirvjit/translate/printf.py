@@ -154,7 +154,9 @@ def parse_format(text: str) -> list[str | Conversion]:
 
 def _digits(text: str, i: int) -> tuple[str, int]:
     start = i
-    while i < len(text) and text[i].isdigit():
+    # ASCII digits only: str.isdigit() also takes the Latin-1 superscripts, which int()
+    # and C's printf do not.
+    while i < len(text) and text[i] in "0123456789":
         i += 1
     return text[start:i], i
 

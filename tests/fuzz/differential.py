@@ -88,6 +88,10 @@ class Outcome:
     # launch, this its optimized tier's launch on the same inputs (or the error that kept
     # the optimized tier from loading). Both must equal the reference.
     optimized: Outcome | None = None
+    # And a launch switched from the quick tier to the optimized one after half of its
+    # work-groups, as a launch running when the optimized tier comes in is (None: one
+    # group, or the optimized tier was in before the quick one could be held).
+    mixed: Outcome | None = None
 
 
 _POCL = None
@@ -163,9 +167,12 @@ def run_spirvjit(
             launch = {"global_size": k.global_shape, "local_size": k.local_shape}
             kernel = prog.kernel(k.name)
             extra = extra_args(seed, i, k)
+            quick = _quick_tier(kernel)
             kernel(out, words, gat, *extra, **launch)
             results[i] = Outcome(out, gat)
             results[i].optimized = _optimized_tier(kernel, k, [words, *extra], seed, i, launch)
+            if quick is not None and results[i].optimized.error is None:
+                results[i].mixed = _mixed_tiers(quick, kernel, k, [words, *extra], seed, i)
         except Exception as exc:  # noqa: BLE001
             results[i] = Outcome(error=f"run: {type(exc).__name__}: {exc}"[:3000])
     return results
@@ -186,6 +193,51 @@ def _optimized_tier(kernel, k, args: list, seed: int, index: int, launch: dict) 
         kernel(out, args[0], gat, *args[1:], **launch)
     except Exception as exc:  # noqa: BLE001
         return Outcome(error=f"optimized tier run: {type(exc).__name__}: {exc}"[:3000])
+    return Outcome(out, gat)
+
+
+def _quick_tier(kernel):
+    """The quick tier's CpuKernel of a tiered kernel, loaded as a first launch loads it
+    and held for ``_mixed_tiers`` (the TieredKernel drops it at the swap); None where the
+    kernel is not tiered or its optimized tier was in first."""
+    from spirvjit import config
+
+    if config.check():  # checked launches load their own (untiered) code
+        return None
+    kernel.compile(quick=True)
+    loaded = kernel._default
+    if getattr(loaded, "tier", None) != 0:
+        return None
+    with loaded._lock:
+        return loaded._quick
+
+
+def _mixed_tiers(quick, kernel, k, args: list, seed: int, index: int) -> Outcome | None:
+    """A launch whose first half of work-groups runs on the quick tier and the rest on the
+    optimized one, with one packed argument array and launch record: what
+    ``TieredKernel.launch`` does when the optimized tier comes in mid-launch (``_run_quick``
+    then ``_run_rest``), which the tester's small launches never meet by timing."""
+    from spirvjit.backends.cpu.abi import LaunchRecord
+
+    groups = k.global_size // k.local_size
+    if groups < 2:
+        return None
+    full = kernel._default._current
+    words, gat = inputs(seed, index, groups)
+    out = np.zeros(k.global_size * k.nseg, np.uint64)
+    try:
+        prepared = quick.pack_launch(
+            [out, words, gat, *args[1:]], k.global_shape, k.local_shape, None
+        )
+        record = prepared.record
+        total, chunk, half = record.total_groups, record.groups_per_chunk, groups // 2
+        record.next_group, record.total_groups, record.groups_per_chunk = 0, half, 1
+        quick.run_launch(prepared, threads=1)
+        rest = LaunchRecord.from_buffer_copy(record)
+        rest.next_group, rest.total_groups, rest.groups_per_chunk = half, total, chunk
+        full.run_launch(prepared, rest)
+    except Exception as exc:  # noqa: BLE001
+        return Outcome(error=f"mixed tiers run: {type(exc).__name__}: {exc}"[:3000])
     return Outcome(out, gat)
 
 
@@ -324,12 +376,13 @@ def compare(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | No
     first = _compare_arrays(ref, got, nseg)
     if got.optimized is None:
         return first
-    second = compare(ref, got.optimized, nseg)
-    if first is None and second is None:
+    diffs = [("quick tier", first), ("optimized tier", compare(ref, got.optimized, nseg))]
+    if got.mixed is not None:
+        diffs.append(("mixed tiers", compare(ref, got.mixed, nseg)))
+    if all(d is None for _, d in diffs):
         return None
-    parts = [f"quick tier: {first[0]}"] if first else []
-    parts += [f"optimized tier: {second[0]}"] if second else []
-    segs = sorted({*(first[1] if first else ()), *(second[1] if second else ())})
+    parts = [f"{name}: {d[0]}" for name, d in diffs if d]
+    segs = sorted({s for _, d in diffs if d for s in d[1]})
     return "; ".join(parts), segs
 
 

@@ -28,9 +28,11 @@ Floats are compared bit for bit only where OpenCL makes the result exact, with
 ``#pragma OPENCL FP_CONTRACT OFF`` (else ``a*b+c`` may or may not be fused) and
 ``-cl-fp32-correctly-rounded-divide-sqrt`` (else ``/`` and ``sqrt`` may be off by 2.5 and
 3 ulp): ``+ - * /``, ``sqrt``, ``fma``, ``fabs``, ``floor``, ``ceil``, ``trunc``, ``rint``,
-``round``, ``fmod``, ``ldexp``, ``fmin``/``fmax``, comparisons, ``isnan``/``isinf``/
-``isfinite``, ``select``/``?:`` and every ``convert_*`` with every rounding mode (all
-correctly rounded by the spec). Not exact, so not used: ``mad`` (fused or not), ``min``/
+``round``, ``fmod``, ``ldexp``, ``fmin``/``fmax``, the fourth stream's ``frexp``, ``modf``,
+``fract``, ``remquo``, ``remainder``, ``ilogb``, ``logb``, ``nextafter``, ``fdim``,
+``maxmag``/``minmag``, comparisons, ``isnan``/``isinf``/``isfinite``, ``select``/``?:``
+and every ``convert_*`` with every rounding mode (all correctly rounded by the spec).
+Not exact, so not used: ``mad`` (fused or not), ``min``/
 ``max``/``clamp`` on floats (undefined for NaN), transcendental functions, ``native_*``,
 ``half_*``, ``dot``. Two things OpenCL leaves open are made unobservable: the payload and
 sign of a NaN (a hashed float goes through ``fbits``/``dbits``, which map every NaN to
@@ -79,7 +81,7 @@ ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv", "pocl_loop")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
-REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_psel"})
+REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_psel", "pocl_fract", "pocl_modf"})
 
 
 def signed(base: str) -> bool:
@@ -281,6 +283,9 @@ class Generator:
         # compound assignments, do-while, structs): the main and side streams, so every
         # earlier seed's program, again only gain statements and expressions.
         self.third = random.Random(f"{seed}/third")
+        # A fourth stream for the math built-ins added after the third stream's (frexp,
+        # modf, fract, remquo, ilogb, ...): the other three streams draw as before.
+        self.fourth = random.Random(f"{seed}/fourth")
         self.workarounds = workarounds
         self.defs: dict[str, str] = {}
         self.counter = 0
@@ -307,6 +312,16 @@ class Generator:
             yield
         finally:
             self.rng, self.side = saved
+
+    @contextlib.contextmanager
+    def fourth_stream(self):
+        """Draws everything inside, side- and third-stream draws included, from the fourth."""
+        saved = self.rng, self.side, self.third
+        self.rng = self.side = self.third = self.fourth
+        try:
+            yield
+        finally:
+            self.rng, self.side, self.third = saved
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -1041,6 +1056,9 @@ class Generator:
             if not pure and self.third.random() < 0.06:
                 with self.third_stream():
                     self.pointer_statement(lines, local_scope, pad)
+            if not pure and self.fourth.random() < 0.06:
+                with self.fourth_stream():
+                    self.math_out_statement(lines, local_scope, pad)
         if not pure:
             for v in declared:
                 if self.chance(0.7):
@@ -1112,6 +1130,138 @@ class Generator:
         )
         if not pure:  # (not in the block's declarations: observing those draws main-stream)
             lines.append(pad + self.observe(v))
+
+    def math_out_statement(self, lines: list[str], scope: list[Var], pad: str) -> None:
+        """An exact math built-in (OpenCL C 3.0 7.4: 0 ulp), most with a result through a
+        pointer: ``frexp``, ``modf``, ``fract``, ``remquo`` (the pointer to a private
+        variable, a private array element at a computed index, or the work-item's own slot
+        of a ``__local`` array; sometimes passed through a helper, some ``noinline``), and
+        ``ilogb``, ``logb``, ``nextafter``, ``fdim``, ``remainder``, ``maxmag``,
+        ``minmag``; scalars and vectors of float and double. What the spec leaves open is
+        not observed: frexp's exponent of an infinity or NaN, ilogb's FP_ILOGB0 and
+        FP_ILOGBNAN, remquo's quotient beyond its sign and seven low bits (and where the
+        result is NaN), the sign of a zero from maxmag/minmag's fmax/fmin tie."""
+        self.features.add("exact_math")
+        ty = Ty(self.pick(("float", "float", "double")), self.pick((1, 1, 2, 3, 4)))
+        n, t = ty.n, ty.name
+        f = self.pick(("frexp", "modf", "fract", "remquo", "frexp", "remquo", "ilogb", "logb",
+                       "nextafter", "fdim", "remainder", "maxmag", "minmag"))  # fmt: skip
+        lanes = [""] if n == 1 else [f".s{i:x}" for i in range(n)]
+        x, r = self.fresh("mx"), self.fresh("mr")
+        lines.append(f"{pad}{t} {x} = {self.expr(ty, scope, 2)};")
+        hashed: list[str] = []  # ulong expressions the statement folds into the hash
+
+        def fl(e: str) -> str:
+            return f"fbits({e})" if ty.base == "float" else f"dbits({e})"
+
+        if f in ("frexp", "modf", "fract", "remquo"):
+            oty = Ty("int", n) if f in ("frexp", "remquo") else ty
+            o = self.fresh("mo")
+            args = [x] + ([self.fresh("my")] if f == "remquo" else [])
+            if f == "remquo":
+                lines.append(f"{pad}{t} {args[1]} = {self.expr(ty, scope, 2)};")
+            where = self.pick(("var", "array", "local"))
+            space = "__local" if where == "local" else "__private"
+            if where == "var":
+                lines.append(f"{pad}{oty.name} {o};")
+                ptr, read = f"&{o}", o
+            elif where == "array":
+                k, q = self.fresh("mk"), self.fresh("mq")
+                lines.append(f"{pad}{oty.name} {o}[4];")
+                lines.append(f"{pad}for (int {q} = 0; {q} < 4; {q}++) {o}[{q}] = ({oty.name})(0);")
+                lines.append(f"{pad}uint {k} = ({self.index_expr(scope)}) & 3U;")
+                ptr = self.pick((f"&{o}[{k}]", f"{o} + {k}"))
+                read = f"{o}[{k}]"
+            else:
+                o = f"mo_{oty.name}"
+                decl = f"__local {oty.name} {o}[{self.wg}];"
+                if decl not in self.local_decls:
+                    self.local_decls.append(decl)
+                ptr, read = f"&{o}[lid]", f"{o}[lid]"
+            call = f
+            # (drawn whatever the spelling: a workaround must not move the stream)
+            via_helper, noinline = self.chance(0.3), self.chance(0.5)
+            if f == "fract" and "pocl_fract" in self.workarounds:
+                call = self.fract_workaround(ty, space)
+            elif f == "modf" and "pocl_modf" in self.workarounds:
+                call = self.modf_workaround(ty, space)
+            elif via_helper:  # through a helper taking the pointer
+                call = self.math_out_helper(f, ty, oty, space, noinline)
+            lines.append(f"{pad}{t} {r} = {call}({', '.join(args)}, {ptr});")
+            got = self.fresh("mg")
+            lines.append(f"{pad}{oty.name} {got} = {read};")
+            for ln in lanes:
+                hashed.append(fl(r + ln))
+                if f == "frexp":
+                    hashed.append(f"(isfinite({x}{ln}) ? (uint){got}{ln} : 0U)")
+                elif f == "remquo":
+                    q = f"{got}{ln}"
+                    low = f"((({q}) < 0 ? 0U - (uint)({q}) : (uint)({q})) & 127U)"
+                    hashed.append(f"(isnan({r}{ln}) ? 0U : ({q} < 0 ? 0U - {low} : {low}))")
+                else:
+                    hashed.append(fl(got + ln))
+        elif f in ("ilogb", "logb"):
+            rty = Ty("int", n) if f == "ilogb" else ty
+            lines.append(f"{pad}{rty.name} {r} = {f}({x});")
+            for ln in lanes:
+                if f == "logb":
+                    hashed.append(fl(r + ln))
+                else:  # FP_ILOGB0 and FP_ILOGBNAN are the implementation's
+                    hashed.append(f"(({x}{ln} == 0 || isnan({x}{ln})) ? 0U : (uint){r}{ln})")
+        else:
+            y = self.expr(ty, scope, 2)
+            value = f"{f}({x}, {y})"
+            if f in ("maxmag", "minmag"):  # an fmax/fmin tie of -0 and +0: either zero
+                value = f"zc{ty.base[0]}({value})" if n == 1 else f"(({t})(0) + {value})"
+            lines.append(f"{pad}{t} {r} = {value};")
+            hashed += [fl(r + ln) for ln in lanes]
+        lines.append(pad + " ".join(f"h = hmix(h, (ulong){e});" for e in hashed))
+
+    def math_out_helper(self, f: str, ty: Ty, oty: Ty, space: str, noinline: bool) -> str:
+        """``T name(T x[, T y], space OT *p)`` calling the built-in (some ``noinline``)."""
+        name = f"m_{f}_{ty.name}_{space[2]}{'_ni' if noinline else ''}"
+        two = f == "remquo"
+        params = f"{ty.name} x{f', {ty.name} y' if two else ''}, {space} {oty.name} *p"
+        attr = "__attribute__((noinline)) " if noinline else ""
+        body = f"return {f}(x{', y' if two else ''}, p);"
+        return self.define(name, f"static {attr}{ty.name} {name}({params}) {{ {body} }}")
+
+    def fract_workaround(self, ty: Ty, space: str) -> str:
+        """``fract`` for PoCL 3.1, which returns +0 for -0 and -inf (OpenCL C 3.0 7.5.1:
+        ``fract(-0)`` is -0 and ``fract(-inf)`` -0, the zero keeping x's sign)."""
+        t = ty.name
+        name = f"fract_ref_{t}_{space[2]}"
+        if ty.n == 1:
+            fix = f"(x == 0 || isinf(x)) ? copysign(({t})0, x) : r"
+        else:
+            fix = f"select(r, copysign(({t})(0), x), (x == ({t})(0)) | isinf(x))"
+        return self.define(
+            name,
+            f"static {t} {name}({t} x, {space} {t} *p) {{ {t} r = fract(x, p); return {fix}; }}",
+        )
+
+    def modf_workaround(self, ty: Ty, space: str) -> str:
+        """``modf`` for PoCL 3.1, which makes a kernel store nothing (neither the result
+        nor ``*iptr``) for ``modf`` of a constant NaN: NaN lanes skip the call (both parts
+        of modf(NaN) are NaN), as ``rint_workaround`` does for ``floor``."""
+        t = ty.name
+        name = f"modf_ref_{t}_{space[2]}"
+        if ty.n == 1:
+            return self.define(
+                name,
+                f"static {t} {name}({t} x, {space} {t} *p) {{\n"
+                f"    if (isnan(x)) {{ *p = x; return x; }}\n    return modf(x, p);\n}}",
+            )
+        one = self.modf_workaround(Ty(ty.base), "__private")
+        lanes = range(ty.n)
+        parts = ", ".join(f"{one}(x.s{i:x}, &w[{i}])" for i in lanes)
+        whole = ", ".join(f"w[{i}]" for i in lanes)
+        return self.define(
+            name,
+            f"static {t} {name}({t} x, {space} {t} *p) {{\n"
+            f"    {ty.base} w[{ty.n}];\n    {t} r = ({t})({parts});\n"
+            f"    *p = ({t})({whole});\n    return r;\n}}",
+        )
 
     def pointer_statement(self, lines: list[str], scope: list[Var], pad: str) -> None:
         """Private pointers as real kernels use them (PoCL 3.1 has no generic address
@@ -1522,6 +1672,7 @@ class Generator:
                 self.sarg = self.struct_type()
                 k.struct_arg, k.struct_size = self.sarg[0], struct_size(self.sarg[1])
                 self.features.add("struct_arg")
+        self.local_decls = k.local_decls  # math_out_statement adds __local out slots
         self.kernel_helpers: list = []
         self.barrier_helpers: list[str] = []
         self.barrier_calls: dict[str, int] = {}

@@ -62,7 +62,7 @@ def test_programs_use_every_feature():
     want |= {"any_all", "convert_int", "vload", "vstore", "component_write"}
     want |= {"divergent_loop", "raw_int_op", "compound_assign", "do_while", "struct"}
     want |= {"struct_arg", "shuffle", "bitselect", "work_item_fn", "cas_loop"}
-    want |= {"constant_table", "global_exchange", "half", "pointer"}
+    want |= {"constant_table", "global_exchange", "half", "pointer", "exact_math"}
     assert want | {"local_reduction", "local_divergent_store"} <= seen
 
 
@@ -97,7 +97,7 @@ def test_side_stream_keeps_the_main_programs():
     real = generator.random.Random
 
     def patched(seed=None):
-        extra = isinstance(seed, str) and seed.endswith(("/side", "/third"))
+        extra = isinstance(seed, str) and seed.endswith(("/side", "/third", "/fourth"))
         return Never() if extra else real(seed)
 
     generator.random.Random = patched
@@ -143,6 +143,29 @@ def test_third_stream_keeps_the_main_and_side_programs():
         assert ends[0] == ends[1], seed
 
 
+def test_fourth_stream_keeps_the_other_streams_programs():
+    """The same for the fourth stream (the exact math built-ins): with or without its
+    draws, the main, side and third streams make the same draws."""
+    import random
+
+    from . import generator
+
+    class Never(random.Random):
+        def random(self) -> float:
+            return 1.0
+
+    for seed in range(20):
+        ends = []
+        for fourth in (Never(), None):
+            g = generator.Generator(seed)
+            if fourth is not None:
+                g.fourth = fourth
+            for i in range(5):
+                g.kernel(i)
+            ends.append((g.rng.getstate(), g.side.getstate(), g.third.getstate()))
+        assert ends[0] == ends[1], seed
+
+
 def test_no_float_op_outside_the_exact_set():
     """Floats are compared bit for bit, so only correctly rounded operations appear."""
     inexact = r"\b(mad|native_\w+|half_\w+|sin|cos|exp|log|pow|dot|copysign|signbit)\("
@@ -175,8 +198,9 @@ def test_longer_run_agrees_with_pocl():
 
 def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
     """SPIRVJIT_TIERED=1: the first launch runs the quick tier; the tester then waits for
-    the optimized tier and launches it on the same inputs, and a difference of either tier
-    from PoCL is a finding that names the tier."""
+    the optimized tier and launches it on the same inputs, then once more switching from
+    the quick tier to the optimized one after half the work-groups (as a launch running
+    at the swap does); a difference of any of them from PoCL is a finding that names it."""
     why = _missing()
     if why:
         pytest.skip(why)
@@ -201,3 +225,40 @@ def test_tiered_kernels_are_compared_on_both_tiers(monkeypatch):
     assert diff is not None and diff[0].startswith("optimized tier: hash differs")
     diff = compare(ref, Outcome(wrong, got.gat, optimized=got.optimized), nseg)
     assert diff is not None and diff[0].startswith("quick tier: hash differs")
+    bad = Outcome(got.out, got.gat, optimized=got.optimized, mixed=Outcome(wrong, got.gat))
+    diff = compare(ref, bad, nseg)
+    assert diff is not None and diff[0].startswith("mixed tiers: hash differs")
+
+
+def test_a_mixed_launch_runs_half_the_groups_on_each_tier(monkeypatch):
+    """The tester's mixed launch: the quick tier's code runs the first half of the
+    work-groups, the optimized tier's the rest, on one packed launch; it equals PoCL."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from spirvjit.backends.cpu import launcher
+
+    from .differential import compare, run_pocl, run_spirvjit
+
+    monkeypatch.setenv("SPIRVJIT_TIERED", "1")
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    monkeypatch.setenv("SPIRVJIT_NUM_THREADS", "1")
+    runs = []
+    run_launch = launcher.CpuKernel.run_launch
+
+    def recording(self, prepared, record=None, threads=0):
+        chosen = prepared.record if record is None else record
+        runs.append((self, chosen.next_group, chosen.total_groups))
+        return run_launch(self, prepared, record, threads)
+
+    monkeypatch.setattr(launcher.CpuKernel, "run_launch", recording)
+    seed, index = CI_SEED, 3  # four work-groups of a two-dimensional NDRange
+    batch = generate(seed, 4, size="small")
+    assert batch.kernels[index].global_size // batch.kernels[index].local_size == 4
+    got = run_spirvjit(batch.kernel_source(index), batch, [index], seed, "clang")[index]
+    assert got.error is None and got.mixed is not None and got.mixed.error is None, got
+    (quick, a, b), (full, c, d) = runs[-2:]
+    assert quick is not full and (a, b, c, d) == (0, 2, 2, 4)
+    ref_batch = generate(seed, 4, REFERENCE_WORKAROUNDS, size="small")
+    ref = run_pocl(ref_batch.kernel_source(index), ref_batch, [index], seed)[index]
+    assert compare(ref, got, batch.kernels[index].nseg) is None

@@ -100,6 +100,12 @@ RULES_OUT = [
     ("remquo", (1000.0, 3.0), 1.0, 333 % 128), ("remquo", (-1000.0, 3.0), -1.0, -(333 % 128)),
 ]  # fmt: skip
 
+# fract(x, iptr): (x, fract, *iptr) from 7.5.1: +-0 and +-inf give a zero of x's sign (x - floor(x)
+# alone gives +0 for -0); below 0 by a hair gives the largest value below 1, not 1.
+RULES_FRACT = [(0.0, 0.0, 0.0), (-0.0, -0.0, -0.0), (INF, 0.0, INF), (-INF, -0.0, -INF),
+               (NAN, NAN, NAN), (-2.5, 0.5, -3.0),
+               ("-min_subnormal", "below_one", -1.0)]  # fmt: skip
+
 # modf behaves as though *iptr = trunc(x), return copysign(isinf(x) ? 0 : x - *iptr, x) (7.5.2).
 RULES_MODF = [(INF, 0.0, INF), (-INF, -0.0, -INF), (NAN, NAN, NAN), (-3.5, -0.5, -3.0),
               (-0.0, -0.0, -0.0), (2.0, 0.0, 2.0), (-2.0, -0.0, -2.0)]  # fmt: skip
@@ -114,11 +120,12 @@ GROUPS = {
     "pown": ("fi", "f", sorted({r[0] for r in RULES_N})),
     "ilogb": ("f", "i", ["ilogb"]),
     "out": ("ff", "fi", ["frexp", "lgamma_r", "remquo"]),
-    "modf": ("f", "ff", ["modf"]),
+    "modf": ("f", "ff", ["fract", "modf"]),
 }
 _CALLS = {
     "frexp": "{o0} = frexp({a0}, &{r1})", "lgamma_r": "{o0} = lgamma_r({a0}, &{r1})",
     "remquo": "{o0} = remquo({a0}, {a1}, &{r1})", "modf": "{o0} = modf({a0}, &{r1})",
+    "fract": "{o0} = fract({a0}, &{r1})",
 }  # fmt: skip
 
 
@@ -149,7 +156,7 @@ def _source(t: str, w: int) -> str:
 def _value(v, dtype):
     info = np.finfo(dtype)
     named = {"min_subnormal": info.smallest_subnormal, "-min_subnormal": -info.smallest_subnormal,
-             "min_normal": info.tiny}  # fmt: skip
+             "min_normal": info.tiny, "below_one": np.nextafter(dtype(1), dtype(0))}  # fmt: skip
     return dtype(named[v]) if isinstance(v, str) else dtype(v)
 
 
@@ -236,10 +243,16 @@ def test_modf_rules(variant):
     _run_group(*variant, "modf", [("modf", (x,), (frac, whole)) for x, frac, whole in RULES_MODF])
 
 
+def test_fract_rules(variant):
+    _run_group(*variant, "modf", [("fract", (x,), (f, fl)) for x, f, fl in RULES_FRACT])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_remquo_quotient_bits_for_tiny_divisors(producer, dtype):
     """The integral quotient's low seven bits, with the sign of x/y, also when the divisor
-    is subnormal and the quotient huge (exact rational reference)."""
+    is subnormal and the quotient huge, and when x is near the largest finite value and
+    128 y overflows (x - remainder overflowed: remquo(FLT_MAX, 2e38) stored 0, not 2;
+    found probing the math built-ins against PoCL). Exact rational reference."""
     from fractions import Fraction
 
     t = "float" if dtype == np.float32 else "double"
@@ -256,6 +269,10 @@ def test_remquo_quotient_bits_for_tiny_divisors(producer, dtype):
         rng.uniform(-1, 1, 8) * np.exp2(rng.integers(-100, 100, 8)),
         rng.uniform(-1000, 1000, 16),
     ]).astype(dtype)  # fmt: skip
+    big = float(info.max)
+    x = np.concatenate([x, np.array([big, -big, big, big / 3, big, -big], dtype)])
+    y = np.concatenate([y, np.array([big / 1.7, big / 1.7, big / 2.9, big / 2, big / 5.5,
+                                     big / 1.2], dtype)])  # fmt: skip
     y *= np.where(rng.random(y.size) < 0.5, -1, 1).astype(dtype)
     # The "out" group's kernel: frexp, lgamma_r, remquo on rows 0, 1, 2.
     a0, a1 = np.ones((3, x.size), dtype), np.ones((3, x.size), dtype)

@@ -62,6 +62,11 @@ def refused(source: str) -> str:
         ('printf("%v4s\\n", "x");', "vector specifier cannot"),
         ('printf("%v5hld\\n", 1);', "n must be 2, 3, 4, 8 or 16"),
         ('printf("100%");', "ends inside the conversion"),
+        # Latin-1 superscript digits (str.isdigit() is true for them, int() refuses them):
+        # a ValueError escaped the compile instead of the CompileError.
+        ('printf("%\\262d\\n", 1);', "unknown conversion"),
+        ('printf("%.\\271f\\n", 1.0f);', "unknown conversion"),
+        ('printf("%v\\263d\\n", 1);', "n must be 2, 3, 4, 8 or 16"),
     ],
 )
 def test_hostile_and_mismatched_formats_are_refused(body: str, why: str) -> None:

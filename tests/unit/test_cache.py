@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -118,6 +119,19 @@ def test_every_truncation_and_bit_flip_is_detected():
         flipped[bit // 8] ^= 1 << (bit % 8)
         with pytest.raises(CorruptEntry):
             cache_format.decode(bytes(flipped), KEY)
+
+
+@pytest.mark.parametrize("text", [b"[" * 200_000, b'{"a":' * 100_000], ids=["arrays", "objects"])
+def test_a_deeply_nested_header_is_a_corrupt_entry(text):
+    """Bytes with a valid SHA-256 (anyone can compute one) whose header nests past
+    Python's recursion limit: json.loads raised RecursionError out of decode, through the
+    lookup of the launch that read it, and out of ``cache list`` (decode_header)."""
+    body = cache_format._PREFIX.pack(cache_format.MAGIC, len(text)) + text
+    data = body + hashlib.sha256(body).digest()
+    with pytest.raises(CorruptEntry, match="nests too deeply"):
+        cache_format.decode(data, KEY)
+    with pytest.raises(CorruptEntry, match="nests too deeply"):
+        cache_format.decode_header(body)
 
 
 def test_entry_of_another_key_is_rejected():
@@ -487,6 +501,14 @@ def test_compile_explains_the_nearest_entry(facade, caplog, monkeypatch):
 
 
 # -- counters --------------------------------------------------------------------------------
+
+
+def test_a_record_nested_past_the_recursion_limit_reads_as_damaged(tmp_path):
+    """A stats or event record is read as damaged (None), whatever its bytes: JSON nested
+    200,000 deep (under the 1 MiB record limit) raised RecursionError out of totals()."""
+    (tmp_path / "deep-1-2.json").write_text("[" * 200_000)
+    (tmp_path / "ok-1-3.json").write_text('{"disk_hits": 5}')
+    assert cache_records.totals(tmp_path)["disk_hits"] == 5
 
 
 def test_counters_fold_ended_processes_once(tmp_path):

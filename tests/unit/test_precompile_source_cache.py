@@ -108,6 +108,17 @@ def test_corrupt_entries_never_decode():
         sc.decode(data[:-5], "k" * 64)
 
 
+def test_a_header_nested_past_the_recursion_limit_never_decodes():
+    """Bytes with a valid SHA-256 (no MAC: anyone can frame them) whose JSON header nests
+    200,000 deep: json.loads raised RecursionError out of decode, not CorruptSourceEntry."""
+    import hashlib
+
+    text = b"[" * 200_000
+    body = sc._PREFIX.pack(sc.MAGIC, len(text)) + text
+    with pytest.raises(sc.CorruptSourceEntry, match="RecursionError"):
+        sc.decode(body + hashlib.sha256(body).digest(), "k" * 64)
+
+
 # --- with clang --------------------------------------------------------------------------------
 
 

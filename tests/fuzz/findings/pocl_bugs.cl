@@ -84,3 +84,41 @@ void pointer_select_in_work_group(__global ulong *out) { // garbage; expect the 
     h = hmix(h, (ulong)x);
     out[lid] = h;
 }
+// fract(x, iptr) returns a zero with x's sign for a zero and for an infinity (OpenCL C 3.0
+// 7.5.1: fract(-0) is -0, fract(-inf) is -0): PoCL returns +0 for both, on constants and on
+// values read from memory (x - floor(x), then fmin with 0x1.fffffep-1f, without the special
+// cases). Found writing the differential tester's exact math built-ins (REFERENCE_WORKAROUNDS
+// "pocl_fract"); spirvjit gave +0 for -0 too until then.
+__kernel void fract_signed_zero(__global uint *out) { // stores 0 0; expect 0x80000000 0x80000000
+    float w;
+    out[0] = as_uint(fract(-0.0f, &w));
+    out[1] = as_uint(fract(-INFINITY, &w));
+}
+// modf of a constant NaN makes the kernel store nothing (neither the result nor *iptr), float
+// and double, scalar and vector; modf of a NaN read from memory is right. The differential
+// tester's SPIRVJIT_TIERED=0 run (seed 40501 count 10 kernel 6: modf of
+// (float2)(-INFINITY, NAN) computed from constants) found it (REFERENCE_WORKAROUNDS
+// "pocl_modf").
+__kernel void modf_nan_const(__global uint *out) { // stores nothing; expect a NaN, a NaN
+    float w;
+    out[0] = as_uint(modf((float)NAN, &w));
+    out[1] = as_uint(w);
+}
+// A do-while loop whose trip count differs between work-items, followed by a barrier, runs
+// as many times in every work-item as in the group's last one: with in = {3, 0, 1, 2, 3,
+// 4, 5, 6, 7} and one group of 8, PoCL stores 1185 in every work-item; the spec (and
+// spirvjit, and PoCL without the barrier) gives 38 38 1185 36742 1139009 38 38 1185. The
+// loop_before_barrier bug in another form; its spelling (a guarded do-while) is this loop.
+// The differential tester's SPIRVJIT_CHECK=1 run (seed 41002 count 10 kernel 2, every
+// mode and both producers; spirvjit's result is the same with the barrier removed) found it.
+__kernel void do_while_before_barrier(__global ulong *out, __global const uint *in) {
+    uint lid = get_local_id(0);
+    ulong h = 1;
+    int i = 0;
+    do {
+        i++;
+        h = h * 31 + 7;
+    } while (i < (int)(in[lid + 1] % 5U));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = h;
+}
