@@ -472,18 +472,26 @@ def guarded(
     store: bool,
     access,
     result_type: ir.Type | None = None,
+    *,
+    at_id: bool = True,
 ):
     """Runs ``access()`` (which emits the access and returns its value, or None) only
     when ``size`` bytes at ``pointer`` lie inside the pointer's extent; otherwise records
-    the violation. Returns the access's value (zero after a violation)."""
+    the violation. Returns the access's value (zero after a violation).
+
+    ``pointer_id`` names the SPIR-V pointer the access goes through: its origin gives the
+    extent. With ``at_id`` false, ``pointer`` is an address computed from that pointer
+    (an OpenCL ``vload``/``vstore`` at ``p + offset * n``): the static and hoisted paths,
+    which reason from the id's own access chain, do not apply, only the per-item check of
+    ``pointer`` itself."""
     if not enabled(t) or not isinstance(pointer, ir.Value):
         return access()
     if _memory(t, pointer_id) == StorageClass.Workgroup and _shadow_on(t):
         access = _tracked(t, pointer_id, pointer, size, store, access)
-    if isinstance(size, int) and _statically_inside(t, pointer_id, size):
+    if at_id and isinstance(size, int) and _statically_inside(t, pointer_id, size):
         return access()  # e.g. a private scalar, or a constant index into a local array
     b = t.b
-    hoisted = isinstance(size, int) and _hoist(t, pointer_id, size)
+    hoisted = at_id and isinstance(size, int) and _hoist(t, pointer_id, size)
     fn = b.function
     good = fn.append_basic_block("chk.ok") if hoisted else None
     if hoisted:
@@ -1296,16 +1304,20 @@ def versioned(
 # read which element of which __local argument or variable (the load still happens: the
 # memory is the group's, only its value is undefined).
 #
-# Only where every write to __local memory is seen: a module that stores through a
-# generic pointer, writes __local memory with vstore built-ins or async copies, or hands
-# a __local or generic pointer to a function without a body, is not tracked (its reads
-# would be reported falsely).
+# Only where every write to __local memory is seen: a module that stores (OpStore, copies,
+# atomics, vstore built-ins) through a generic pointer of unknown memory, writes __local
+# memory with the math built-ins that return a result through a pointer or with async
+# copies, or hands a __local or generic pointer to a function without a body, is not
+# tracked (its reads would be reported falsely).
 
-# OpenCL.std instructions that write through a pointer operand: fract, frexp, lgamma_r,
-# modf, remquo, sincos; vstoren, vstore_half[n][_r], vstorea_halfn[_r]. (This was
-# range(172, 179), which missed vstorea_halfn[_r] and the math built-ins: their __local
-# writes went unseen and later reads were reported as never written.)
-_VSTORES = frozenset({30, 31, 36, 45, 52, 58, 172, 175, 176, 177, 178, 180, 181})
+# OpenCL.std math built-ins that write a result through a pointer operand: fract, frexp,
+# lgamma_r, modf, remquo, sincos. Their writes are not seen by the shadow. (The vstore
+# built-ins, vstoren, vstore_half[n][_r] and vstorea_halfn[_r], go through ``guarded``
+# like OpStore, which marks their bytes written: like OpStore, only one through a generic
+# pointer of unknown memory turns the shadow off.)
+_POINTER_RESULTS = frozenset({30, 31, 36, 45, 52, 58})
+_VSTORES = frozenset({172, 175, 176, 177, 178, 180, 181})
+_VSTORE_POINTER = 4  # vstore*(data, offset, p): p's position among the OpExtInst's operands
 _SHADOW_RESET = "spirvjit.check.shadow_reset"
 
 
@@ -1383,8 +1395,15 @@ def _every_local_write_seen(t: FunctionTranslator) -> bool:
                 ):
                     if memory(inst.operands[0]) == StorageClass.Generic:
                         return False
-                elif op == "OpExtInst" and inst.operands[1] in _VSTORES:
+                elif op == "OpExtInst" and inst.operands[1] in _POINTER_RESULTS:
                     if any(memory(v) in maybe_local for v in inst.operands[2:]):
+                        return False
+                elif (
+                    op == "OpExtInst"
+                    and inst.operands[1] in _VSTORES
+                    and t.module.ext_inst_imports.get(inst.operands[0]) == "OpenCL.std"
+                ):
+                    if memory(inst.operands[_VSTORE_POINTER]) == StorageClass.Generic:
                         return False
                 elif op == "OpGroupAsyncCopy" or (
                     op == "OpFunctionCall"

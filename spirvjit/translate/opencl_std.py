@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from ..spirv.grammar import OPENCL_STD_INSTRUCTIONS, FPRoundingMode, OpenCLStd
 from ..spirv.module import Instruction
-from . import mathlib
+from . import checks, mathlib
 from .function import FunctionTranslator, handles, overload_suffix
 from .ops_arith import fabs, fp32_accuracy, int_type_like, resize_int
 from .ops_convert import float_to_float, lane, like
@@ -1048,25 +1048,60 @@ def _offset_pointer(
     return t.b.gep(ptr, [index], source_etype=element)
 
 
+# The pointer operand's position in the OpExtInst's operands (set, number, then the
+# built-in's arguments): vload*(offset, p) and vstore*(data, offset, p).
+_LOAD_POINTER, _STORE_POINTER = 3, 4
+
+
+def _checked(
+    t: FunctionTranslator,
+    inst: Instruction,
+    address: ir.Value,
+    element: ir.Type,
+    count: int,
+    store: bool,
+    access: Callable[[], ir.Value | None],  # a store's returns None
+) -> ir.Value | None:
+    """``access()``, bounds-checked in checked mode like OpLoad/OpStore: ``count``
+    elements at ``address`` (the pointer operand + offset * stride) must lie inside the
+    pointer operand's array. The size is the elements' (12 bytes for a float3, not its
+    16-byte allocation: vload3/vstore3 touch 3 floats)."""
+    size = count * element.get_abi_size(t.mt.target_data)
+    pointer_id = inst.operands[_STORE_POINTER if store else _LOAD_POINTER]
+    return checks.guarded(t, pointer_id, address, size, store, access, at_id=False)
+
+
 @lowers("vloadn")
 def vloadn(t, ty, args, inst):
     offset, ptr, _n = args
     address = _offset_pointer(t, ptr, ty.element, offset, ty.count)
-    return t.b.load(address, typ=ty, align=_element_align(t, ty.element))
+    align = _element_align(t, ty.element)
+
+    def load() -> ir.Value:
+        return t.b.load(address, typ=ty, align=align)
+
+    return _checked(t, inst, address, ty.element, ty.count, False, load)
 
 
 @lowers("vstoren")
 def vstoren(t, ty, args, inst):
     data, offset, ptr = args
-    address = _offset_pointer(t, ptr, data.type.element, offset, data.type.count)
-    t.b.store(data, address, align=_element_align(t, data.type.element))
+    element, n = data.type.element, data.type.count
+    address = _offset_pointer(t, ptr, element, offset, n)
+    align = _element_align(t, element)
+
+    def store() -> None:
+        t.b.store(data, address, align=align)
+
+    _checked(t, inst, address, element, n, True, store)
 
 
 @lowers("vload_half")
 def vload_half(t, ty, args, inst):
     offset, ptr = args[:2]
     address = _offset_pointer(t, ptr, HALF, offset, 1)
-    return t.b.fpext(t.b.load(address, typ=HALF, align=2), ty)
+    half = _checked(t, inst, address, HALF, 1, False, lambda: t.b.load(address, typ=HALF, align=2))
+    return t.b.fpext(half, ty)
 
 
 @lowers("vload_halfn", "vloada_halfn")
@@ -1078,7 +1113,10 @@ def vload_halfn(t, ty, args, inst):
     vec_ty = ir.VectorType(HALF, n)
     align = 2 * stride if aligned else 2
     address = _offset_pointer(t, ptr, HALF, offset, stride)
-    return t.b.fpext(t.b.load(address, typ=vec_ty, align=align), ty)
+    halves = _checked(
+        t, inst, address, HALF, n, False, lambda: t.b.load(address, typ=vec_ty, align=align)
+    )
+    return t.b.fpext(halves, ty)
 
 
 _HALF_STORES = {
@@ -1102,7 +1140,12 @@ def vstore_half(t, ty, args, inst):
     n = data.type.count if vector and isinstance(data.type, ir.VectorType) else 1
     stride = 4 if aligned and n == 3 else n
     address = _offset_pointer(t, ptr, HALF, offset, stride)
-    t.b.store(halves, address, align=2 * stride if aligned else 2)
+    align = 2 * stride if aligned else 2
+
+    def store() -> None:
+        t.b.store(halves, address, align=align)
+
+    _checked(t, inst, address, HALF, n, True, store)
 
 
 # -- shuffles, printf, prefetch ----------------------------------------------------------
