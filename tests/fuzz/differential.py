@@ -366,6 +366,8 @@ class Finding:
     segments: list[int] = field(default_factory=list)
     verdict: str = "unexplained"
     size: str = "normal"
+    # A mismatch's spirvjit outcome (every tier), for the rerun: rerun_unexplained.
+    outcome: Outcome | None = field(default=None, repr=False, compare=False)
 
 
 def compare(ref: Outcome, got: Outcome, nseg: int) -> tuple[str, list[int]] | None:
@@ -498,11 +500,19 @@ def explain(findings: list[Finding], pool: Pool, log) -> None:
             break
 
 
+POCL_CHANGED = "PoCL's result changed between runs, spirvjit's did not"
+
+
 def rerun_unexplained(findings: list[Finding], pool: Pool) -> None:
     """Runs each unexplained mismatch's kernel once more on PoCL and the producer, and
     says in its detail whether the mismatch repeated. A mismatch that does not repeat
     stays unexplained (it may be a race in spirvjit as well as in PoCL), but it points
-    the person who looks at it at nondeterminism rather than a miscompile."""
+    the person who looks at it at nondeterminism rather than a miscompile; unless
+    spirvjit gave one result throughout (every tier of the first run and of the rerun,
+    bit for bit) and PoCL agreed with it the second time: then PoCL's first result was
+    the one that changed (PoCL 3.1 miscompiles some programs into reads of uninitialized
+    memory, findings/pocl_bugs.cl; one such in the CI sample, seed 20261206 kernel 5, was
+    right in oclgrind and in ~1e6 spirvjit launches)."""
     wanted = [f for f in findings if f.verdict == "unexplained" and f.kind == "mismatch"]
     if not wanted:
         return
@@ -525,6 +535,15 @@ def rerun_unexplained(findings: list[Finding], pool: Pool) -> None:
             if repeated
             else ("\n(rerun: did NOT repeat; PoCL and spirvjit agreed the second time)")
         )
+        first = f.outcome
+        if (
+            not repeated
+            and first is not None
+            and not first.error
+            and compare(first, first, nseg) is None  # the first run's tiers agreed
+            and compare(first, got, nseg) is None  # and the rerun's with them
+        ):
+            f.verdict = POCL_CHANGED
 
 
 # ------------------------------------------------------------------ main
@@ -639,7 +658,17 @@ def run(
                     ok = False
                     kind = "error" if payload[p][i].error else "mismatch"
                     findings.append(
-                        Finding(job.seed, job.count, i, p, kind, diff[0], diff[1], size=job.size)
+                        Finding(
+                            job.seed,
+                            job.count,
+                            i,
+                            p,
+                            kind,
+                            diff[0],
+                            diff[1],
+                            size=job.size,
+                            outcome=payload[p][i],
+                        )
                     )
             stats["agree"] += ok
         if stats["programs"] % 100 < len(job.indices):

@@ -158,3 +158,31 @@ def test_an_unexplained_mismatch_is_rerun_once_and_says_whether_it_repeated(repe
     assert mismatch.verdict == "unexplained"
     assert ("repeated" if repeats else "did NOT repeat") in mismatch.detail
     assert "rerun" not in explained.detail
+
+
+@pytest.mark.parametrize("spirvjit_changed", [False, True])
+def test_a_mismatch_only_pocl_changed_is_put_down_to_pocl(spirvjit_changed):
+    """The CI sample failed once on seed 20261206 kernel 5: spirvjit's tiers and producers
+    all gave one result, PoCL another, and PoCL agreed with spirvjit on the rerun (oclgrind
+    agreed too). Where spirvjit's rerun differs from its first run it stays unexplained."""
+    seed, count, index = POCL_VDIV_FINDING[:3]
+    nseg = differential.generate(seed, count).kernels[index].nseg
+
+    def outcome(value: int) -> differential.Outcome:
+        return differential.Outcome(np.full(nseg, value, np.uint64), np.zeros(1, np.uint32))
+
+    first = outcome(1)
+    first.optimized = outcome(1)
+    rerun = outcome(2 if spirvjit_changed else 1)
+    reference_rerun = rerun
+
+    class Pool:
+        def run(self, jobs, done):
+            for job in jobs:
+                done(job, "ok", {"pocl": {index: reference_rerun}, "clang": {index: rerun}})
+
+    finding = Finding(seed, count, index, "clang", "mismatch", "hash differs", [0], outcome=first)
+    differential.rerun_unexplained([finding], Pool())
+    assert "did NOT repeat" in finding.detail
+    expected = "unexplained" if spirvjit_changed else differential.POCL_CHANGED
+    assert finding.verdict == expected
