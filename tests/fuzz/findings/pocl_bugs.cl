@@ -131,8 +131,8 @@ __kernel void do_while_before_barrier(__global ulong *out, __global const uint *
 // where it is 1 (lid 4, 7). PoCL is right without the barrier branch, with the inner loop
 // replaced by one statement, and with the do-while written as `for (i = 0; i < n; i++)`;
 // still wrong (in the found kernel) spelt `while (i == 0 || i < n) { i++; ... }`. The
-// differential tester's 1,000-program run (seed 16 count 10 kernel 6, both producers, every tier; oclgrind agrees
-// with spirvjit) found it; no reference workaround yet.
+// differential tester's 1,000-program run (seed 16 count 10 kernel 6, both producers,
+// every tier; oclgrind agrees with spirvjit) found it; no reference workaround yet.
 __kernel __attribute__((reqd_work_group_size(4, 2, 1)))
 void do_while_inner_loop_barrier(__global ulong *out, __global const uint *in) {
     __local int lm[8];
