@@ -122,3 +122,36 @@ __kernel void do_while_before_barrier(__global ulong *out, __global const uint *
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = h;
 }
+// A do-while loop whose trip count differs between work-items and whose body holds an inner
+// loop runs once in every work-item when the kernel has a barrier anywhere (here in a branch
+// before the loop that no work-item takes): run with global size (8, 2), local size (4, 2)
+// and in = {0, 3, 3, 2, 2, 1, 3, 2, 1}; PoCL stores 922490255881852 (one trip) in every
+// work-item; the spec (and spirvjit, and by hand) gives 15441423690875713692 where the trip
+// count is 3 (lid 0, 1, 5), 627497883126942976 where it is 2 (lid 2, 3, 6) and 922490255881852
+// where it is 1 (lid 4, 7). PoCL is right without the barrier branch, with the inner loop
+// replaced by one statement, and with the do-while written as `for (i = 0; i < n; i++)`;
+// still wrong (in the found kernel) spelt `while (i == 0 || i < n) { i++; ... }`. The
+// differential tester's 1,000-program run (seed 16 count 10 kernel 6, both producers,
+// every tier; oclgrind agrees with spirvjit) found it; no reference workaround yet.
+__kernel __attribute__((reqd_work_group_size(4, 2, 1)))
+void do_while_inner_loop_barrier(__global ulong *out, __global const uint *in) {
+    __local int lm[8];
+    uint lid = get_local_id(0) + get_local_id(1) * get_local_size(0);
+    uint gid = get_global_id(0) + get_global_id(1) * get_global_size(0);
+    ulong h = 1;
+    if (in[0] == 12345U) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        lm[lid] = 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        h = lm[(lid + 1) % 8U];
+    }
+    uint v = 1;
+    { int i = 0;
+    do {
+        i++;
+        for (int j = 0; j < 3; j++)
+            v = v * 3U + in[j];
+        h = hmix(h, 0UL);
+    } while (i < (int)(in[lid + 1] % 5U)); }
+    out[gid] = hmix(h, v);
+}
