@@ -1463,8 +1463,11 @@ class Generator:
             self.features.add("divergent_loop")  # see "pocl_loop" below
             # PoCL 3.1 runs a loop with an input-dependent trip count at least once when the
             # kernel has a barrier after it (findings/pocl_bugs.cl loop_before_barrier); a
-            # guarded do-while is the same loop (`continue` still steps, then tests) and
-            # PoCL gets it right.
+            # guarded do-while is the same loop (`continue` still steps, then tests), which
+            # PoCL gets right where a while or for loop is wrong, but not always: a
+            # do-while with a varying trip count is wrong too where a barrier follows it or
+            # the kernel has one and its body holds a loop (pocl_bugs.cl
+            # do_while_before_barrier, do_while_inner_loop_barrier; not spelled around).
             rotated = "pocl_loop" in self.workarounds
         if do_while:
             self.features.add("do_while")
