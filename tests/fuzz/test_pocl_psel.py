@@ -83,4 +83,7 @@ def test_the_finding_agrees_with_pocl():
         log=lambda _: None,
     )
     assert stats["programs"] == 1
-    assert not stats["findings"], [(f.producer, f.detail) for f in stats["findings"]]
+    # Unexplained only: PoCL 3.1 changes its result between runs on some programs (a
+    # clean-clone CI met one here once), which the tester puts down to PoCL where spirvjit's
+    # results agree throughout (differential.POCL_CHANGED).
+    assert not stats["unexplained"], [(f.producer, f.detail) for f in stats["findings"]]
