@@ -143,11 +143,12 @@ def remquo_quotient_ok(x: np.ndarray, y: np.ndarray, got: np.ndarray) -> np.ndar
     return ok
 
 
-def _fract(x: np.ndarray) -> np.ndarray:
-    """fract: min(x - floor(x), largest value below 1); fract(+-inf) = +-0 (OpenCL C 7.4)."""
+def fract_reference(x: np.ndarray) -> np.ndarray:
+    """fract: min(x - floor(x), largest value below 1); fract(+-0) and fract(+-inf) are a zero of
+    x's sign (OpenCL C 7.5.1: x - floor(x) alone gives +0 for -0)."""
     below_one = np.nextafter(x.dtype.type(1), x.dtype.type(0))
     out = np.minimum(x - np.floor(x), below_one)
-    return np.where(np.isinf(x), np.copysign(x.dtype.type(0), x), out)
+    return np.where(np.isinf(x) | (x == 0), np.copysign(x.dtype.type(0), x), out)
 
 
 def _logb(x: np.ndarray) -> np.ndarray:
@@ -262,7 +263,7 @@ FUNCTIONS: tuple[MathFn, ...] = (
     MathFn("fmod", "ff", np.fmod, None, EXACT),
     MathFn("remainder", "ff", _vec(math.remainder), None, EXACT),
     MathFn("remquo", "ff", _vec(math.remainder), None, EXACT, (-10, 10), "remquo(a, b, &q)"),
-    MathFn("fract", "f", _fract, None, EXACT, (-10, 10), "fract(a, &p)"),
+    MathFn("fract", "f", fract_reference, None, EXACT, (-10, 10), "fract(a, &p)"),
     MathFn("modf", "f", lambda x: np.modf(x)[0], None, EXACT, (-10, 10), "modf(a, &p)"),
     MathFn("frexp", "f", lambda x: np.frexp(x)[0], None, EXACT, (-10, 10), "frexp(a, &q)"),
     MathFn("ldexp", "fi", lambda x, n: np.ldexp(x, n), None, EXACT),
