@@ -187,7 +187,8 @@ def intrinsic_math(t, ty, args, inst):
     return intrinsic(t, _INTRINSIC_MATH[name], ty, splat_all(t, ty, args))
 
 
-# glibc's libm and libmvec meet OpenCL's bounds for these (measured: tests/kernels/test_ulp.py).
+# glibc's libm and libmvec meet OpenCL's bounds for these (measured: tests/kernels/test_ulp.py),
+# but for the libmvec variants the CPU back end does not call (mathlib.OUT_OF_BOUNDS).
 # native_* and half_* use the same functions: within every bound, at full speed when vectorized.
 _LIBM = (*mathlib.LIBMVEC, "lgamma", "tgamma", "logb", "remainder")
 _LIBM_ALIASES = {

@@ -28,6 +28,11 @@ compares lanes among arbitrary neighbours with the argument alone in every lane)
 - a call of another variant (none is made today: whole-function vectorization's W is
   ``V``'s lane count) calls such an adapter.
 
+Where libmvec's ``V`` is out of OpenCL's bounds (translate/mathlib.OUT_OF_BOUNDS: ``logf``
+on every ISA, ``exp10f`` on AVX-512, ``exp``), a float function's ``V`` is
+``spirvjit.libm.<isa>.<name>``, which computes in double through the double variant; a
+double function is not wrapped and stays libm's scalar function, which no vectorizer widens.
+
 A wrapped call is no longer a library function LLVM knows: O3 no longer folds one with
 constant arguments with the compiler's own math nor rewrites ``pow(x, 2)``, which the
 quick tier's few passes never did either. Cost (benchmarks/mathcalls_ab.py, one thread):
@@ -45,7 +50,7 @@ from collections.abc import Iterator
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ...translate.mathlib import _ISAS, LIBMVEC, StringAttributes
+from ...translate.mathlib import _ISAS, LIBMVEC, StringAttributes, within_bounds
 from .vecmath import retarget_calls
 
 I32 = ir.IntType(32)
@@ -82,9 +87,12 @@ def one_variant(module: ir.Module, features: str) -> int:
         name = fn.name
         if name in _SCALAR:
             arity, lane = _SCALAR[name]
-            if fn.function_type == ir.FunctionType(lane, [lane] * arity):
+            scalar = ir.FunctionType(lane, [lane] * arity)
+            if fn.function_type == scalar and _has_variant(name, isa):
                 targets[fn] = _wrapper(module, name, isa)
         elif (found := _VARIANT.match(name)) and found.group(4) in _SCALAR:
+            # (Whole-function vectorization, the one maker of such calls, makes float ones.)
+            assert _has_variant(found.group(4), isa), name
             arity, lane = _SCALAR[found.group(4)]
             lanes = int(found.group(2))
             vector = ir.VectorType(lane, lanes)
@@ -97,7 +105,23 @@ def one_variant(module: ir.Module, features: str) -> int:
     return retarget_calls(module, targets, targets)
 
 
+def _has_variant(c_name: str, isa: tuple[str, int]) -> bool:
+    """Whether ``c_name`` computes through a vector function on ISA ``isa``: its libmvec
+    variant, or for float the double one (:func:`_through_double`). A double function whose
+    variant is out of OpenCL's bounds (translate/mathlib.OUT_OF_BOUNDS) stays libm's scalar
+    function everywhere: no variant of it is declared, so no vectorizer calls one."""
+    _, lane = _SCALAR[c_name]
+    return within_bounds(c_name, isa[0]) or isinstance(lane, ir.FloatType)
+
+
 def _canonical(c_name: str, isa: tuple[str, int]) -> str:
+    """The name of the function every lane of ``c_name`` computes through (:func:`_variant`)."""
+    if not within_bounds(c_name, isa[0]):
+        return f"{WRAPPER_PREFIX}{isa[0]}.{c_name}"
+    return _libmvec_name(c_name, isa)
+
+
+def _libmvec_name(c_name: str, isa: tuple[str, int]) -> str:
     arity, lane = _SCALAR[c_name]
     return f"_ZGV{isa[0]}N{_count(lane, isa)}{'v' * arity}_{c_name}"
 
@@ -107,16 +131,62 @@ def _count(lane: ir.Type, isa: tuple[str, int]) -> int:
 
 
 def _variant(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Function:
-    """The declaration of ``c_name``'s widest variant (pure, as the scalar function)."""
-    symbol = _canonical(c_name, isa)
-    arity, lane = _SCALAR[c_name]
-    vector = ir.VectorType(lane, _count(lane, isa))
+    """``c_name``'s widest variant: the declaration of libmvec's (pure, as the scalar
+    function) or, where that one is out of OpenCL's bounds, :func:`_through_double`."""
+    if not within_bounds(c_name, isa[0]):
+        return _through_double(module, c_name, isa)
+    return _declared(module, _libmvec_name(c_name, isa), *_SCALAR[c_name], _count_of(c_name, isa))
+
+
+def _count_of(c_name: str, isa: tuple[str, int]) -> int:
+    return _count(_SCALAR[c_name][1], isa)
+
+
+def _declared(module: ir.Module, symbol: str, arity: int, lane: ir.Type, lanes: int) -> ir.Function:
+    vector = ir.VectorType(lane, lanes)
     fn = module.globals.get(symbol)
     if fn is None:
         fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), symbol)
     fn.attributes.add("nounwind")
     fn.attributes.add("readnone")
     _will_return(fn)
+    return fn
+
+
+def _through_double(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Function:
+    """``spirvjit.libm.<isa>.<c_name>``: float ``c_name``'s lanes of the widest register,
+    computed in double by libmvec's double variant of the same ISA (two calls) and rounded
+    once to float. For float variants out of OpenCL's bounds (logf's are off by up to 3.95
+    ulp where 3 are allowed): the double variant's few double ulps of error stay far below
+    half a float ulp. ``noinline``: an inlined copy would leave nothing for the vectorizers'
+    variant mappings (wrapper) to name."""
+    symbol = _canonical(c_name, isa)
+    existing = module.globals.get(symbol)
+    if existing is not None:
+        return existing
+    arity, lane = _SCALAR[c_name]
+    stem = c_name.removesuffix("f")
+    count = _count(lane, isa)
+    half = count // 2
+    double = _declared(module, _libmvec_name(stem, isa), arity, ir.DoubleType(), half)
+    vector = ir.VectorType(lane, count)
+    fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), symbol)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    fn.attributes.add("nounwind")
+    fn.attributes.add("readnone")
+    _will_return(fn)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    wide = [b.fpext(arg, ir.VectorType(ir.DoubleType(), count)) for arg in fn.args]
+    halves = []
+    for first in (0, half):
+        lanes = ir.Constant(ir.VectorType(I32, half), list(range(first, first + half)))
+        chunk = [b.shuffle_vector(arg, ir.Constant(arg.type, ir.Undefined), lanes) for arg in wide]
+        halves.append(b.call(double, chunk))
+    joined = b.shuffle_vector(
+        halves[0], halves[1], ir.Constant(ir.VectorType(I32, count), list(range(count)))
+    )
+    b.ret(b.fptrunc(joined, vector))
     return fn
 
 
