@@ -1,0 +1,76 @@
+"""What computing around libmvec's out-of-bounds variants (translate/mathlib.OUT_OF_BOUNDS)
+costs, A/B in one process.
+
+"libmvec": the table emptied, so every function computes through its libmvec variant (as
+before); "bounded": as shipped (float ``log`` through the double variant, double ``exp``
+through libm's scalar function, ...). Each kernel runs 2**20 work-items on one thread
+(SPIRVJIT_NUM_THREADS=1), in groups of 64 (the vectorized loop) and of 1 (the scalar path);
+the builds alternate, process CPU time per launch, best of two builds' medians of 9.
+
+    PYTHONPATH=$PWD python3 benchmarks/libm_bounds_ab.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+os.environ["SPIRVJIT_NUM_THREADS"] = "1"
+os.environ["SPIRVJIT_CACHE"] = "0"
+
+import numpy as np  # noqa: E402
+
+import spirvjit  # noqa: E402
+from spirvjit.translate import mathlib  # noqa: E402
+
+FLOAT_IN = "kernel void k(global const float* a, global float* o) { size_t i = get_global_id(0);"
+DOUBLE_IN = "kernel void k(global const double* a, global double* o) { size_t i = get_global_id(0);"
+# Each body adds a distinct constant (%d) so that no build reuses another's.
+KERNELS = {
+    "log (float)": FLOAT_IN + " o[i] = log(a[i]) + %d; }",
+    "exp10 (float)": FLOAT_IN + " o[i] = exp10(a[i]) + %d; }",
+    "exp (double)": DOUBLE_IN + " o[i] = exp(a[i]) + %d; }",
+    "Black-Scholes-like (float)": FLOAT_IN
+    + " float s = a[i] + 1.0f; float d1 = (log(s / 1.5f) + 0.3f) / 0.2f;"
+    " o[i] = s * erf(d1) - exp(-0.05f) * erf(d1 - 0.2f) + %d; }",
+}
+ITEMS = 1 << 20
+SHIPPED = dict(mathlib.OUT_OF_BOUNDS)
+
+
+def _time(name: str, bounded: bool, salt: int, local: int) -> float:
+    mathlib.OUT_OF_BOUNDS.clear()
+    if bounded:
+        mathlib.OUT_OF_BOUNDS.update(SHIPPED)
+    dtype = np.float64 if "double" in name else np.float32
+    a = np.random.default_rng(1).uniform(0.1, 5, ITEMS).astype(dtype)
+    out = np.zeros_like(a)
+    kernel = spirvjit.compile_opencl(KERNELS[name] % salt).kernel("k")
+    kernel(a, out, global_size=ITEMS, local_size=local)  # compile and warm up
+    times = []
+    for _ in range(9):
+        start = time.process_time()
+        kernel(a, out, global_size=ITEMS, local_size=local)
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    salt = 0
+    print(f"{'kernel':28s} {'group':>5s} {'libmvec ms':>10s} {'bounded ms':>10s} {'ratio':>6s}")
+    try:
+        for name in KERNELS:
+            for local in (64, 1):
+                best = {False: [], True: []}
+                for bounded in (False, True, False, True):
+                    salt += 1
+                    best[bounded].append(_time(name, bounded, salt, local))
+                old, new = min(best[False]), min(best[True])
+                print(f"{name:28s} {local:5d} {old * 1e3:10.2f} {new * 1e3:10.2f} {new / old:6.2f}")
+    finally:
+        mathlib.OUT_OF_BOUNDS.update(SHIPPED)
+
+
+if __name__ == "__main__":
+    main()
