@@ -59,7 +59,8 @@ _VARIANT_ATTRIBUTE = "vector-function-abi-variant"
 # patterns, uniform in [-10, 10], [-100, 100], [-1, 1] and [0, 1000]). The CPU back end calls
 # none of them (backends/cpu/mathcalls.py): a float function computes through the double
 # variant of the same ISA (a few double ulps are far below one float ulp), a double function
-# through libm's scalar function (glibc's are within 1 ulp). tests/kernels/test_libmvec_bounds.py
+# through libm's scalar function (glibc's are within 1 ulp) where the back end has no inline
+# definition of its own (double exp has one: backends/cpu/vecmath.py). test_libmvec_bounds.py
 # fails when a glibc release fixes one (its input is then within bound): drop it from here then.
 # cbrt's variants err by up to 2.85 ulp too (bound 2), but OpenCL's cbrt is computed in double
 # and refined by a Newton step (opencl_std.cbrt), which needs no more than they give.
