@@ -275,12 +275,65 @@ def run_job(job: Job) -> dict[str, dict[int, Outcome]]:
 
 
 # ----------------------------------------------------------- worker pool
-def _worker(conn) -> None:
+# The workers are not forked from the caller: a test that ran PoCL in the pytest process
+# leaves a PoCL context there (and PoCL's device threads, which a fork does not copy), and
+# a forked worker's first blocking PoCL call then waits for those threads forever
+# (test_pocl_psel hung so for 300 s after test_fuzz's tiered tests; gdb: the worker's only
+# thread in pthread_cond_wait under clEnqueueReadBuffer). A fork server is a fresh
+# interpreter with one thread, started once per process; each worker is forked from it.
+START_METHOD = "forkserver"
+# Imported once, in the fork server, so that a worker starts without importing them: none
+# starts a thread on import (PoCL's threads start with the first platform query, which
+# only a job makes; numpy's OpenBLAS is held to one thread, _start_server). Not this
+# module itself: run as ``python3 -m``, it is also the main module, which each worker runs
+# again (as ``__mp_main__``) before it imports this one, and runpy warns when it finds the
+# module already imported; its own code imports in milliseconds.
+PRELOAD = (
+    "numpy",
+    f"{__package__}.classify",
+    f"{__package__}.generator",
+    "spirvjit",
+    "spirvjit.backends.cpu.launcher",
+    "pyopencl",
+)
+
+
+def _start_server(ctx) -> None:
+    """Starts this process's fork server if it is not running, single-threaded."""
+    if ctx.get_start_method() != "forkserver":
+        return
+    from multiprocessing import forkserver
+
+    ctx.set_forkserver_preload(list(PRELOAD))
+    # numpy's import starts OpenBLAS's thread pool unless told to use one thread. The
+    # variable is the server's only: a worker takes the caller's environment (_worker).
+    saved = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        forkserver.ensure_running()
+    finally:
+        if saved is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = saved
+
+
+def _worker(conn, env: dict, path: list, cwd: str, initializer) -> None:
+    # What a forked worker would have had: the caller's environment (the fork server's is
+    # that of when it started), sys.path and working directory. pyopencl's import (in the
+    # server) sets PYOPENCL_HOME, which ocl-icd reads; a forked worker would set it too.
+    own = {k: os.environ[k] for k in ("PYOPENCL_HOME",) if k in os.environ}
+    os.environ.clear()
+    os.environ.update({**own, **env})
+    sys.path[:] = path
+    os.chdir(cwd)
     os.environ.setdefault("POCL_CPU_MAX_CU_NUM", "1")  # the host is shared; one thread
     os.environ.setdefault("SPIRVJIT_NUM_THREADS", "1")
     import warnings
 
     warnings.filterwarnings("ignore", message="Non-empty compiler output")
+    if initializer is not None:
+        initializer()
     while True:
         job = conn.recv()
         if job is None:
@@ -292,16 +345,22 @@ def _worker(conn) -> None:
 
 
 class Pool:
-    """Worker processes that run jobs with a time limit; a worker past it is killed."""
+    """Worker processes that run jobs with a time limit; a worker past it is killed.
 
-    def __init__(self, jobs: int, timeout: float) -> None:
+    Jobs, their results and ``initializer`` (run by each worker before its first job; a
+    test's patches) are pickled: each must be importable by name."""
+
+    def __init__(self, jobs: int, timeout: float, initializer=None) -> None:
         self.size, self.timeout = jobs, timeout
-        self.ctx = mp.get_context("fork")
+        self.initializer = initializer
+        self.ctx = mp.get_context(START_METHOD)
         self.workers: list = []
 
     def _spawn(self):
+        _start_server(self.ctx)
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_worker, args=(child,), daemon=True)
+        setup = (dict(os.environ), list(sys.path), os.getcwd(), self.initializer)
+        proc = self.ctx.Process(target=_worker, args=(child, *setup), daemon=True)
         proc.start()
         child.close()
         return [proc, parent, None, 0.0]  # process, pipe, job, started
@@ -325,7 +384,7 @@ class Pool:
                 if w[1] in ready:
                     try:
                         status, payload = w[1].recv()
-                    except EOFError:
+                    except (EOFError, OSError):  # OSError: a reset connection
                         status, payload = "crash", "worker died"
                     job, w[2] = w[2], None
                     if status == "crash" and payload == "worker died":
@@ -738,4 +797,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # The workers unpickle jobs by their module's name: run the importable module's main
+    # (classes defined in ``__main__`` would not be found in a worker).
+    from . import differential
+
+    sys.exit(differential.main())

@@ -64,10 +64,9 @@ def test_spirvjit_gives_the_spec_result_of_the_pocl_reproducer(producer):
         assert out.tolist() == expected
 
 
-# Slow: in a clean-clone CI (after the other fuzz tests, in one pytest process) its PoCL run
-# hung for its whole 300 s twice, and passed alone every time; the tester's workers are
-# forked from pytest, which may then hold PoCL's or spirvjit's threads' state. Not solved.
-@pytest.mark.slow
+# Hung for its whole 300 s in clean-clone CI runs after test_fuzz's tiered tests, which run
+# PoCL in the pytest process: the tester's workers were forked from it and inherited its
+# PoCL context without PoCL's threads. The workers now come from a fork server (test_pool).
 def test_the_finding_agrees_with_pocl():
     # Failed before: both producers differed from PoCL in 6 to 9 work-items (PoCL's).
     why = _missing()
