@@ -1,4 +1,4 @@
-"""``exp`` of float and of double as inline LLVM IR for the CPU back end.
+"""``exp`` of float and of double, ``log`` of float, as inline LLVM IR for the CPU back end.
 
 The translator lowers ``exp`` (and ``native_exp``, ``half_exp``) on float to calls of
 the C library's ``expf``, whose declaration names glibc's libmvec variants
@@ -12,8 +12,8 @@ and the scalar remainder and the vector body compute bit for bit the same result
 
 Measured on an AMD EPYC (Zen 3, AVX2), one thread, CPU time: four ``exp`` per element
 8.6 ms against libmvec's 9.2 ms; the suite's Black-Scholes 31 ms against 34 ms (median).
-``log`` stays libmvec's: the same approach (Cephes ``logf``, a degree-8 polynomial, no
-table) ran at half libmvec's speed.
+(``log`` was left to libmvec then: Cephes' ``logf``, a degree-8 polynomial, no table, ran at
+half libmvec's speed.)
 
 Accuracy (OpenCL C 3.0 section 7.4: exp within 3 ulp): Cephes' ``expf`` polynomial after
 a two-step Cody-Waite reduction by ln 2; at most 1.008 ulp from the correctly rounded
@@ -32,6 +32,17 @@ binade). It has no ``fmuladd``: every operation rounds once on every target, so 
 paths. Cost (1M elements, one thread, AVX-512 host): vectorized 0.88 ms, libmvec's
 0.88 ms, glibc's scalar ``exp`` 3.5 ms; one work-item per group 7.9 ms against scalar
 ``exp``'s 7.7 ms.
+
+Float ``log`` (:func:`_log`; and ``native_log``, ``half_log``): libmvec's variants err by
+up to 3.95 ulp on every ISA (bound 3), and computing through libmvec's double variant cost
+2.5x their time in vectorized loops. The inline definition reduces x = 2^k m exactly on the
+bits, evaluates a degree-8 polynomial in float (16 lanes to an AVX-512 register) and the
+rest, k ln2 + f - f^2 / 2 + f^3 / 3, in double, with one rounding at the end: within 0.536
+ulp over every float (tests/kernels/test_vecmath.py), correctly rounded at libmvec's
+witnesses. No ``fmuladd``: SSE, AVX2 and AVX-512 targets and the scalar and vector paths
+give the same bits. Special values as C99 Annex F: log(+-0) = -inf, log(x < 0) = NaN,
+log(+inf) = +inf, log(NaN) = NaN; subnormal inputs are scaled by 2^23 first. Cost:
+benchmarks/libm_bounds_ab.py (module docstring of that file and docs/devicelib.md).
 """
 
 from __future__ import annotations
@@ -334,7 +345,7 @@ def _exp_f64(e: _Emitter, x):
 # of (log1p(f) - f + f^2 / 2 - f^3 / 3) / f^4 of degree 8 on [sqrt(1/2) - 1, sqrt(2) - 1]
 # (mpmath chebyfit, 200 bits), coefficients rounded to float, from the highest power down;
 # the approximation error is below 2^-29 of log1p(f). (Degree 7: 2^-26.9, and 0.604 ulp
-# measured where degree 8 gives 0.536.)
+# on the dense sweep of test_vecmath.py where degree 8 gives 0.536.)
 _LOG_S = [
     float.fromhex(h)
     for h in (
@@ -357,10 +368,10 @@ _HIGH_BITS = -(1 << 23)  # 0xff800000: the sign and exponent fields
 def _log(e: _Emitter, x):
     """log of float lanes. The reduction is exact integer arithmetic on the float's bits.
     S(f) is evaluated in float (16 lanes to an AVX-512 register, where double takes two),
-    the rest in double: k ln2 + f + f^2 (-1/2 + f (1/3 + f S(f))), where f^4 S(f) is at
-    most 2% of log1p(f), so that S's float roundings move the result by less than 2^-28
-    of it. No division, no table, no fmuladd (every target computes the same bits); one
-    rounding to float at the end. Measured over every float (tests/kernels/
+    the rest in double: (k ln2 + f) + (-f^2 / 2 + f^3 / 3) + f^4 S(f), where f^4 S(f) is
+    at most 2% of log1p(f), so that S's float roundings move the result by less than
+    2^-28 of it. No division, no table, no fmuladd (every target computes the same bits);
+    one rounding to float at the end. Measured over every float (tests/kernels/
     test_vecmath.py): at most 0.536 ulp from log(x)."""
     b = e.b
     # Subnormals scaled by 2^23 into the normal range (so are 0 and negative inputs, whose
@@ -377,10 +388,12 @@ def _log(e: _Emitter, x):
     d = e.widened()
     fd = b.fpext(f, d.ty)
     f2 = b.fmul(fd, fd)  # exact: f has 24 significant bits
-    third = b.fadd(b.fmul(fd, b.fpext(s, d.ty)), d.f(1.0 / 3.0))
-    tail = b.fmul(f2, b.fadd(b.fmul(fd, third), d.f(-0.5)))
+    # Summed so that the terms without S are added while S is evaluated (latency: a
+    # kernel's calls of other functions leave little to overlap with).
     head = b.fadd(b.fmul(b.sitofp(k, d.ty), d.f(LN2_64)), fd)
-    y = b.fptrunc(b.fadd(head, tail), e.ty)
+    low = b.fadd(b.fmul(f2, d.f(-0.5)), b.fmul(b.fmul(f2, fd), d.f(1.0 / 3.0)))
+    y = b.fadd(b.fadd(head, low), b.fmul(b.fmul(f2, f2), b.fpext(s, d.ty)))
+    y = b.fptrunc(y, e.ty)
     # C99 Annex F: log(+inf) = +inf, log(+-0) = -inf, log(x < 0) = NaN, log(NaN) = NaN.
     special = e.select(b.fcmp_ordered("==", x, e.f(0.0)), e.f(-math.inf), e.f(math.nan))
     y = e.select(b.fcmp_ordered(">", x, e.f(0.0)), y, special)
