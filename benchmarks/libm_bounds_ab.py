@@ -12,6 +12,10 @@ loop) and of 1 (the scalar path); the builds alternate, process CPU time per lau
 two builds' medians of 9.
 
     PYTHONPATH=$PWD python3 benchmarks/libm_bounds_ab.py
+
+A loaded 2-core AVX-512 Zen 5 VM (ms; libmvec / via double / shipped): log 0.37 / 0.89 /
+0.60 vectorized, 8.5 / 16.1 / 8.5 on the scalar path; Black-Scholes-like 1.75 / 2.65 / 2.42
+and 27.8 / 38.3 / 33.1; exp10 0.37 / 0.74 / 0.72 and 7.7 / 14.5 / 14.4.
 """
 
 from __future__ import annotations

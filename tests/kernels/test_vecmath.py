@@ -14,6 +14,11 @@ error where the bits differ: within 1 ulp, 0.65 where the result is normal (0.60
 measured on 74 million inputs; 67 million with ``-m slow``); the special values of C99
 Annex F; libmvec's 3.12-ulp input; the paths and the x86-64-v2 / v3 / host targets bit for
 bit alike.
+
+Float log: a dense sweep over bit patterns (within 0.536 ulp) plus the reduction's
+boundaries, every subnormal's neighbourhood and 1's, against NumPy's float64 ``log``; the
+special values of C99 Annex F; libmvec's witnesses (correctly rounded); the paths, targets,
+``native_log`` and ``half_log`` bit for bit alike. Every float: ``-m slow`` (0.5363 ulp).
 """
 
 from __future__ import annotations
@@ -611,7 +616,8 @@ def test_inline_math_rewrites_float_log_calls():
 
 @pytest.mark.slow
 def test_log_every_float(program_log):
-    """All 2^32 inputs, in chunks: within 0.545 ulp (a few minutes on 2 shared cores)."""
+    """All 2^32 inputs, in chunks (9 minutes on 2 shared, loaded cores): at most 0.5363
+    ulp (at 0x1.69e2a4p+0), 95,057 results not correctly rounded."""
     worst = 0.0
     chunk = 1 << 26
     for start in range(0, 1 << 32, chunk):
