@@ -59,9 +59,10 @@ _VARIANT_ATTRIBUTE = "vector-function-abi-variant"
 # patterns, uniform in [-10, 10], [-100, 100], [-1, 1] and [0, 1000]). The CPU back end calls
 # none of them (backends/cpu/mathcalls.py): a float function computes through the double
 # variant of the same ISA (a few double ulps are far below one float ulp), a double function
-# through libm's scalar function (glibc's are within 1 ulp) where the back end has no inline
-# definition of its own (double exp has one: backends/cpu/vecmath.py). test_libmvec_bounds.py
-# fails when a glibc release fixes one (its input is then within bound): drop it from here then.
+# through libm's scalar function (glibc's are within 1 ulp), where the back end has no inline
+# definition of its own (float log and double exp have: backends/cpu/vecmath.py).
+# test_libmvec_bounds.py fails when a glibc release fixes one (its input is then within
+# bound): drop it from here then.
 # cbrt's variants err by up to 2.85 ulp too (bound 2), but OpenCL's cbrt is computed in double
 # and refined by a Newton step (opencl_std.cbrt), which needs no more than they give.
 OUT_OF_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {

@@ -33,6 +33,7 @@ on every ISA, ``exp10f`` on AVX-512, ``exp``), a float function's ``V`` is
 ``spirvjit.libm.<isa>.<name>``, which computes in double through the double variant; a
 double function is not wrapped and stays libm's scalar function, which no vectorizer widens
 (double ``exp``, the one such function, is replaced before by vecmath.py's inline definition).
+Float ``log`` never gets here either: vecmath.py's inline definition replaces its calls first.
 
 A wrapped call is no longer a library function LLVM knows: O3 no longer folds one with
 constant arguments with the compiler's own math nor rewrites ``pow(x, 2)``, which the

@@ -1,4 +1,4 @@
-"""``exp`` of float and of double as inline LLVM IR for the CPU back end.
+"""``exp`` of float and of double, ``log`` of float, as inline LLVM IR for the CPU back end.
 
 The translator lowers ``exp`` (and ``native_exp``, ``half_exp``) on float to calls of
 the C library's ``expf``, whose declaration names glibc's libmvec variants
@@ -12,8 +12,8 @@ and the scalar remainder and the vector body compute bit for bit the same result
 
 Measured on an AMD EPYC (Zen 3, AVX2), one thread, CPU time: four ``exp`` per element
 8.6 ms against libmvec's 9.2 ms; the suite's Black-Scholes 31 ms against 34 ms (median).
-``log`` stays libmvec's: the same approach (Cephes ``logf``, a degree-8 polynomial, no
-table) ran at half libmvec's speed.
+(``log`` was left to libmvec then: Cephes' ``logf``, a degree-8 polynomial, no table, ran at
+half libmvec's speed.)
 
 Accuracy (OpenCL C 3.0 section 7.4: exp within 3 ulp): Cephes' ``expf`` polynomial after
 a two-step Cody-Waite reduction by ln 2; at most 1.008 ulp from the correctly rounded
@@ -32,10 +32,22 @@ binade). It has no ``fmuladd``: every operation rounds once on every target, so 
 paths. Cost (1M elements, one thread, AVX-512 host): vectorized 0.88 ms, libmvec's
 0.88 ms, glibc's scalar ``exp`` 3.5 ms; one work-item per group 7.9 ms against scalar
 ``exp``'s 7.7 ms.
+
+Float ``log`` (:func:`_log`; and ``native_log``, ``half_log``): libmvec's variants err by
+up to 3.95 ulp on every ISA (bound 3), and computing through libmvec's double variant cost
+2.5x their time in vectorized loops. The inline definition reduces x = 2^k m exactly on the
+bits, evaluates a degree-8 polynomial in float (16 lanes to an AVX-512 register) and the
+rest, k ln2 + f - f^2 / 2 + f^3 / 3, in double, with one rounding at the end: within 0.536
+ulp over every float (tests/kernels/test_vecmath.py), correctly rounded at libmvec's
+witnesses. No ``fmuladd``: SSE, AVX2 and AVX-512 targets and the scalar and vector paths
+give the same bits. Special values as C99 Annex F: log(+-0) = -inf, log(x < 0) = NaN,
+log(+inf) = +inf, log(NaN) = NaN; subnormal inputs are scaled by 2^23 first. Cost:
+benchmarks/libm_bounds_ab.py (module docstring of that file and docs/devicelib.md).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import struct
 
@@ -48,29 +60,32 @@ I64 = ir.IntType(64)
 
 # Functions replaced: the C names and libmvec's vector variants (x86-64 vector function
 # ABI: ISA letter, lane count, one vector argument), with their lane type.
-_LANE = {"expf": F32, "exp": F64}
-_VARIANT = re.compile(r"_ZGV[bcde]N(\d+)v_(expf?)$")
+_LANE = {"expf": F32, "exp": F64, "logf": F32}
+_VARIANT = re.compile(r"_ZGV[bcde]N(\d+)v_(expf?|logf)$")
+# The C names replaced (benchmarks/libm_bounds_ab.py times logf without its definition).
+INLINED = set(_LANE)
 
 
 def inline_math(module: ir.Module) -> int:
-    """Points every call of ``expf`` and ``exp`` and of their libmvec variants in
+    """Points every call of ``expf``, ``exp`` and ``logf`` and of their libmvec variants in
     ``module`` at the inline definition of its type; returns how many calls changed."""
     targets = {}
     for fn in list(module.functions):
         name = fn.name
         if fn.blocks:
             continue
-        if name in _LANE:
-            targets[fn] = _LANE[name]
-        elif found := _VARIANT.match(name):
-            targets[fn] = ir.VectorType(_LANE[found.group(2)], int(found.group(1)))
+        if name in _LANE and name in INLINED:
+            targets[fn] = name, _LANE[name]
+        elif (found := _VARIANT.match(name)) and found.group(2) in INLINED:
+            lane = _LANE[found.group(2)]
+            targets[fn] = found.group(2), ir.VectorType(lane, int(found.group(1)))
     if not targets:
         return 0
     return retarget_calls(
         module,
         {
-            fn: exp_definition(module, ty)
-            for fn, ty in targets.items()
+            fn: (log_definition if c_name == "logf" else exp_definition)(module, ty)
+            for fn, (c_name, ty) in targets.items()
             if fn.function_type == ir.FunctionType(ty, [ty])
         },
         targets,
@@ -100,7 +115,17 @@ def retarget_calls(module: ir.Module, replacements: dict, declarations) -> int:
 def exp_definition(module: ir.Module, ty: ir.Type) -> ir.Function:
     """``spirvjit.math.exp.<ty>``: the inline ``exp`` of float, double or a vector of
     either ``ty``, defined in ``module`` once."""
-    name = f"spirvjit.math.exp.{_suffix(ty)}"
+    return _definition(module, "exp", ty, lambda e, x: (_exp_f64 if e.lane == F64 else _exp)(e, x))
+
+
+def log_definition(module: ir.Module, ty: ir.Type) -> ir.Function:
+    """``spirvjit.math.log.<ty>``: the inline ``log`` of float or of a vector of float
+    ``ty``, defined in ``module`` once."""
+    return _definition(module, "log", ty, _log)
+
+
+def _definition(module: ir.Module, stem: str, ty: ir.Type, body) -> ir.Function:
+    name = f"spirvjit.math.{stem}.{_suffix(ty)}"
     existing = module.globals.get(name)
     if existing is not None:
         return existing
@@ -110,7 +135,7 @@ def exp_definition(module: ir.Module, ty: ir.Type) -> ir.Function:
     fn.attributes.add("nounwind")
     fn.attributes.add("readnone")
     e = _Emitter(fn, ty)
-    e.b.ret((_exp_f64 if e.lane == F64 else _exp)(e, fn.args[0]))
+    e.b.ret(body(e, fn.args[0]))
     return fn
 
 
@@ -124,14 +149,20 @@ class _Emitter:
     """Builds float or double (or vector) arithmetic: constants splat to the type, integers
     are as wide as the lanes."""
 
-    def __init__(self, fn: ir.Function, ty: ir.Type) -> None:
-        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+    def __init__(self, fn: ir.Function, ty: ir.Type, builder: ir.IRBuilder | None = None) -> None:
+        self.b = builder or ir.IRBuilder(fn.append_basic_block("entry"))
         self.ty = ty
         vector = isinstance(ty, ir.VectorType)
         self.lane = ty.element if vector else ty
         self.ilane = I64 if self.lane == F64 else I32
         self.ity = ir.VectorType(self.ilane, ty.count) if vector else self.ilane
         self.module = fn.module
+
+    def widened(self) -> _Emitter:
+        """An emitter of double lanes, as many as this one's, on the same builder."""
+        vector = isinstance(self.ty, ir.VectorType)
+        ty = ir.VectorType(F64, self.ty.count) if vector else F64
+        return _Emitter(self.b.function, ty, self.b)
 
     def f(self, value: float) -> ir.Constant:
         if self.lane == F32:
@@ -307,3 +338,63 @@ def _exp_f64(e: _Emitter, x):
     biased = b.add(b.bitcast(t, e.ity), b.add(k, e.i(1023 - _ROUND_64_BITS)))
     scale = b.bitcast(b.shl(biased, e.i(52)), e.ty)
     return b.fmul(b.fmul(y, scale), e.select(negative, e.f(2.0**-64), e.f(2.0**64)))
+
+
+# Float log. x = 2^k m with m in [sqrt(1/2), sqrt(2)) (a float), f = m - 1 (exact, by
+# Sterbenz's lemma), log(x) = k ln2 + f - f^2 / 2 + f^3 / 3 + f^4 S(f). S: a Chebyshev fit
+# of (log1p(f) - f + f^2 / 2 - f^3 / 3) / f^4 of degree 8 on [sqrt(1/2) - 1, sqrt(2) - 1]
+# (mpmath chebyfit, 200 bits), coefficients rounded to float, from the highest power down;
+# the approximation error is below 2^-29 of log1p(f). (Degree 7: 2^-26.9, and 0.604 ulp
+# on the dense sweep of test_vecmath.py where degree 8 gives 0.536.)
+_LOG_S = [
+    float.fromhex(h)
+    for h in (
+        "-0x1.05a176p-4",
+        "0x1.ac6484p-4",
+        "-0x1.af48b8p-4",
+        "0x1.c44b88p-4",
+        "-0x1.fe9d6cp-4",
+        "0x1.2497ccp-3",
+        "-0x1.5558ccp-3",
+        "0x1.999996p-3",
+        "-0x1.fffffep-3",
+    )
+]
+LN2_64 = float.fromhex("0x1.62e42fefa39efp-1")
+_SQRT_HALF_BITS = 0x3F3504F3  # sqrt(1/2) rounded to float
+_HIGH_BITS = -(1 << 23)  # 0xff800000: the sign and exponent fields
+
+
+def _log(e: _Emitter, x):
+    """log of float lanes. The reduction is exact integer arithmetic on the float's bits.
+    S(f) is evaluated in float (16 lanes to an AVX-512 register, where double takes two),
+    the rest in double: (k ln2 + f) + (-f^2 / 2 + f^3 / 3) + f^4 S(f), where f^4 S(f) is
+    at most 2% of log1p(f), so that S's float roundings move the result by less than
+    2^-28 of it. No division, no table, no fmuladd (every target computes the same bits);
+    one rounding to float at the end. Measured over every float (tests/kernels/
+    test_vecmath.py): at most 0.536 ulp from log(x)."""
+    b = e.b
+    # Subnormals scaled by 2^23 into the normal range (so are 0 and negative inputs, whose
+    # results are replaced below): the integer arithmetic reads their exponent.
+    bits = b.bitcast(x, e.ity)
+    tiny = b.icmp_signed("<", bits, e.i(0x00800000))
+    bits = b.bitcast(e.select(tiny, b.fmul(x, e.f(2.0**23)), x), e.ity)
+    # x = 2^k m, m in [sqrt(1/2), sqrt(2)): k counts the binades from sqrt(1/2)'s.
+    offset = b.sub(bits, e.i(_SQRT_HALF_BITS))
+    k = b.add(b.ashr(offset, e.i(23)), e.select(tiny, e.i(-23), e.i(0)))
+    m = b.bitcast(b.sub(bits, b.and_(offset, e.i(_HIGH_BITS))), e.ty)
+    f = b.fsub(m, e.f(1.0))  # exact
+    s = e.estrin(f, b.fmul(f, f), _LOG_S)
+    d = e.widened()
+    fd = b.fpext(f, d.ty)
+    f2 = b.fmul(fd, fd)  # exact: f has 24 significant bits
+    # Summed so that the terms without S are added while S is evaluated (latency: a
+    # kernel's calls of other functions leave little to overlap with).
+    head = b.fadd(b.fmul(b.sitofp(k, d.ty), d.f(LN2_64)), fd)
+    low = b.fadd(b.fmul(f2, d.f(-0.5)), b.fmul(b.fmul(f2, fd), d.f(1.0 / 3.0)))
+    y = b.fadd(b.fadd(head, low), b.fmul(b.fmul(f2, f2), b.fpext(s, d.ty)))
+    y = b.fptrunc(y, e.ty)
+    # C99 Annex F: log(+inf) = +inf, log(+-0) = -inf, log(x < 0) = NaN, log(NaN) = NaN.
+    special = e.select(b.fcmp_ordered("==", x, e.f(0.0)), e.f(-math.inf), e.f(math.nan))
+    y = e.select(b.fcmp_ordered(">", x, e.f(0.0)), y, special)
+    return e.select(b.fcmp_ordered("==", x, e.f(math.inf)), e.f(math.inf), y)
