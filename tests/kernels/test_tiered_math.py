@@ -159,7 +159,7 @@ def test_every_libmvec_function_gives_the_same_bits_in_both_tiers_and_every_lane
 
 
 def test_blackscholes_is_tiered_with_the_same_bits(held) -> None:
-    """The benchmark suite's Black-Scholes (log through libmvec, exp inline, sqrt)."""
+    """The benchmark suite's Black-Scholes (log and exp inline, sqrt)."""
     # A kernel of its own beside it: the program's object code is then in no cache of
     # this process (other tests compile the suite's Black-Scholes, and a kernel found in
     # the in-memory cache loads optimized, with no quick tier).
