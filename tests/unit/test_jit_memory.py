@@ -119,9 +119,11 @@ def test_loading_and_dropping_a_kernel_keeps_no_memory() -> None:
 
 def test_rss_stays_flat_over_compile_drop_cycles_sample() -> None:
     """Distinct programs through the whole pipeline (optimized in the child process):
-    a short sample against regressions such as the optimizer's ~90 KiB per module."""
+    a short sample against regressions such as the optimizer's ~90 KiB per module.
+    The bound is half that: 40 cycles of a flat process measured 4.9 to 12.3 KiB per cycle
+    on a loaded machine, and 20.4 once in a clean-clone CI run (the allocator's noise)."""
     samples = rss_samples(40, 15, 5, "distinct", 0)
-    assert slope_kib(samples) < 20, samples
+    assert slope_kib(samples) < 45, samples
 
 
 @pytest.mark.slow
