@@ -56,7 +56,9 @@ _VARIANT_ATTRIBUTE = "vector-function-abi-variant"
 # libmvec variants, (C name, ISA letter), whose error exceeds OpenCL C's bound for the function
 # (OpenCL C 3.0 section 7.4), with an input that shows it and its error in ulp. Found on glibc
 # 2.36 (Debian 12) by tests/kernels/libmvec_scan.py: 4 million inputs per variant (random bit
-# patterns, uniform in [-10, 10], [-100, 100], [-1, 1] and [0, 1000]). The CPU back end calls
+# patterns, uniform in [-10, 10], [-100, 100], [-1, 1] and [0, 1000]), then every float input
+# of each float function (--exhaustive; the float witnesses are the worst inputs, and log10f's
+# AVX-512 variant, at most 2.92 ulp in the random sample, was found so). The CPU back end calls
 # none of them (backends/cpu/mathcalls.py): a float function computes through the double
 # variant of the same ISA (a few double ulps are far below one float ulp), a double function
 # through libm's scalar function (glibc's are within 1 ulp), where the back end has no inline
@@ -66,11 +68,12 @@ _VARIANT_ATTRIBUTE = "vector-function-abi-variant"
 # cbrt's variants err by up to 2.85 ulp too (bound 2), but OpenCL's cbrt is computed in double
 # and refined by a Newton step (opencl_std.cbrt), which needs no more than they give.
 OUT_OF_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
-    ("logf", "b"): (float.fromhex("0x1.c3d746p-1"), 3.95),  # bound 3
+    ("logf", "b"): (float.fromhex("0x1.c3fd74p-1"), 3.965),  # bound 3
     ("logf", "d"): (float.fromhex("0x1.c3dff4p-1"), 3.94),
     ("logf", "e"): (float.fromhex("0x1.c3dff4p-1"), 3.94),
-    ("exp10f", "e"): (float.fromhex("0x1.c447fep-1"), 3.76),  # bound 3
-    ("log1pf", "b"): (float.fromhex("0x1.561026p-2"), 2.003),  # bound 2
+    ("exp10f", "e"): (float.fromhex("-0x1.43980cp-6"), 3.76),  # bound 3
+    ("log10f", "e"): (float.fromhex("0x1.7ff874p-1"), 3.49),  # bound 3
+    ("log1pf", "b"): (float.fromhex("0x1.55a5f6p-2"), 2.105),  # bound 2
     ("exp", "b"): (float.fromhex("0x1.8f3c3424f95ccp+6"), 3.12),  # bound 3
     ("exp", "d"): (float.fromhex("0x1.8f3c3424f95ccp+6"), 3.12),
     ("exp", "e"): (float.fromhex("0x1.8f3c3424f95ccp+6"), 3.12),
