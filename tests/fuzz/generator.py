@@ -81,7 +81,9 @@ ROUNDINGS = ("", "_rte", "_rtz", "_rtp", "_rtn")
 SIZES = {"normal": (3, 2, 2, 2), "small": (3, 1, 2, 1), "large": (4, 3, 3, 3)}
 KNOWN_WORKAROUNDS = ("convert_int", "barrier_helper", "pocl_vdiv", "pocl_loop")
 # Spellings the reference (PoCL) gets: the same program, around PoCL bugs (see rint_workaround).
-REFERENCE_WORKAROUNDS = frozenset({"pocl_rint", "pocl_abs", "pocl_psel", "pocl_fract", "pocl_modf"})
+REFERENCE_WORKAROUNDS = frozenset(
+    {"pocl_rint", "pocl_abs", "pocl_psel", "pocl_fract", "pocl_modf", "pocl_dowhile"}
+)
 
 
 def signed(base: str) -> bool:
@@ -1459,6 +1461,7 @@ class Generator:
         # a do-while (the body runs at least once, `continue` jumps to the test)
         do_while = self.third.random() < 0.25
         rotated = False
+        counted = False
         if not bound.isdigit():
             self.features.add("divergent_loop")  # see "pocl_loop" below
             # PoCL 3.1 runs a loop with an input-dependent trip count at least once when the
@@ -1467,9 +1470,21 @@ class Generator:
             # PoCL gets right where a while or for loop is wrong, but not always: a
             # do-while with a varying trip count is wrong too where a barrier follows it or
             # the kernel has one and its body holds a loop (pocl_bugs.cl
-            # do_while_before_barrier, do_while_inner_loop_barrier; not spelled around).
+            # do_while_before_barrier, do_while_inner_loop_barrier): "pocl_dowhile" below.
             rotated = "pocl_loop" in self.workarounds
-        if do_while:
+            # PoCL's reference copy of a varying do-while: a loop of as many trips as the
+            # bound can reach (`% 5U`: 4), all work-items alike, whose body runs while the
+            # do-while would still run: the first trip always, then while `i < bound`
+            # (the test of the do-while after its body; `continue` steps to it, `break`
+            # leaves both; the bound reads only `in`, so it is the same at every test).
+            counted = do_while and "pocl_dowhile" in self.workarounds
+        if counted:
+            assert bound.endswith(" % 5U)"), bound
+            self.features.add("do_while")
+            lines.append(f"{pad}{{ int {i} = 0;")
+            lines.append(f"{pad}for (int {i}t = 0; {i}t < 4; {i}t++) if ({i} < max({bound}, 1)) {{")
+            lines.append(f"{pad}    {i}++;")
+        elif do_while:
             self.features.add("do_while")
             lines.append(f"{pad}{{ int {i} = 0;")
             lines.append(f"{pad}do {{")
@@ -1489,7 +1504,9 @@ class Generator:
             lines.append(f"{pad}for (int {i} = 0; {i} < {bound}; {i}++) {{")
         loop_kind = "uniform" if body_uniform else "divergent"
         self.block(lines, scope + [lv], depth - 1, body_uniform, loop_kind, indent + 1, pure)
-        if do_while:
+        if counted:
+            lines.append(f"{pad}}} }}")
+        elif do_while:
             lines.append(f"{pad}}} while ({i} < {bound}); }}")
         elif rotated:
             step = "" if is_while else "++"

@@ -251,3 +251,145 @@ def test_a_mixed_launch_runs_half_the_groups_on_each_tier(monkeypatch):
     ref_batch = generate(seed, 4, REFERENCE_WORKAROUNDS, size="small")
     ref = run_pocl(ref_batch.kernel_source(index), ref_batch, [index], seed)[index]
     assert compare(ref, got, batch.kernels[index].nseg) is None
+
+
+# PoCL 3.1 runs a do-while with a varying trip count as often in every work-item as in one
+# of them where the kernel has a barrier (findings/pocl_bugs.cl do_while_inner_loop_barrier,
+# do_while_before_barrier): the reference gets it as a counted loop ("pocl_dowhile").
+DO_WHILE_FINDING = (16, 10, 6)  # seed, count, kernel: "hash differs in segments [0]" before
+VARYING_DO_WHILE = re.compile(
+    r"\{ int (i\d+) = 0;\n( *)do \{\n\2    \1\+\+;\n(.*?)\n"
+    r"\2\} while \(\1 < (\(int\)\(in\[.*?\] % 5U\))\); \}",
+    re.S,
+)
+
+
+def _counted(match: re.Match) -> str:
+    """The reference's spelling of a varying do-while (``VARYING_DO_WHILE``'s match)."""
+    i, pad, body, bound = match.groups()
+    return (
+        f"{{ int {i} = 0;\n{pad}for (int {i}t = 0; {i}t < 4; {i}t++) "
+        f"if ({i} < max({bound}, 1)) {{\n{pad}    {i}++;\n{body}\n{pad}}} }}"
+    )
+
+
+def test_pocl_dowhile_spells_varying_do_whiles_as_counted_loops_for_pocl_only():
+    """The reference copy has each do-while whose bound reads ``in`` as a loop of 4 trips
+    whose body runs on the first trip and then while the do-while's test holds; spirvjit's
+    copy keeps the do-while; a do-while with a constant bound stays one in both."""
+    assert "pocl_dowhile" in REFERENCE_WORKAROUNDS
+    seed, count, index = DO_WHILE_FINDING
+    plain = generate(seed, count).kernels[index].source()
+    ref = generate(seed, count, REFERENCE_WORKAROUNDS).kernels[index].source()
+    bound = "(int)(in[(lid * 7U + 111U) & 255U] % 5U)"
+    assert "        do {\n            i84++;\n" in plain
+    assert f"        }} while (i84 < {bound}); }}\n" in plain
+    assert "i84t" not in plain
+    assert f"for (int i84t = 0; i84t < 4; i84t++) if (i84 < max({bound}, 1)) {{\n" in ref
+    assert "while (i84" not in ref
+    varying = constant = 0
+    for s in range(30):
+        other = generate(s, 5, frozenset({"pocl_dowhile"}))
+        for k1, k2 in zip(generate(s, 5).kernels, other.kernels, strict=True):
+            p, r = k1.source(), k2.source()
+            varying += len(VARYING_DO_WHILE.findall(p))
+            constant += len(re.findall(r"\} while \(i\d+ < \d\); \}", p))
+            assert VARYING_DO_WHILE.sub(_counted, p) == r  # nothing else changes
+            assert not VARYING_DO_WHILE.search(r)
+    assert varying >= 10 and constant >= 5
+
+
+def test_pocl_dowhile_means_the_same_on_spirvjit():
+    """Kernels whose varying do-whiles hold an inner loop (the finding), a `continue` or
+    a `break`: spirvjit gives the same results for both spellings."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    from .differential import compare, run_spirvjit
+
+    for seed, index, jump in ((16, 6, None), (8, 5, "continue;"), (36, 3, "break;")):
+        plain = generate(seed, 10)
+        other = generate(seed, 10, frozenset({"pocl_dowhile"}))
+        loops = VARYING_DO_WHILE.findall(plain.kernels[index].source())
+        assert loops and (jump is None or any(jump in body for _, _, body, _ in loops))
+        a = run_spirvjit(plain.kernel_source(index), plain, [index], seed, "clang")[index]
+        b = run_spirvjit(other.kernel_source(index), other, [index], seed, "clang")[index]
+        assert a.error is None and b.error is None, (a.error, b.error)
+        assert compare(a, b, plain.kernels[index].nseg) is None, (seed, index)
+
+
+def test_pocl_dowhile_finding_agrees_with_pocl(monkeypatch):
+    """The finding (seed 16 count 10 kernel 6): PoCL's result of the reference copy equals
+    spirvjit's of the plain one (failed before: 12 work-items' hashes and a global atomic
+    slot differed); and the counted spelling of pocl_bugs.cl's two do-while reproducers
+    gives the spec's result on PoCL, which the do-while does not."""
+    why = _missing()
+    if why:
+        pytest.skip(why)
+    import numpy as np
+    import pyopencl as cl
+
+    from .classify import FINDINGS, PROBE_OPTIONS
+    from .differential import _pocl, compare, run_pocl, run_spirvjit
+
+    monkeypatch.setenv("SPIRVJIT_CACHE", "0")
+    seed, count, index = DO_WHILE_FINDING
+    plain = generate(seed, count)
+    ref_batch = generate(seed, count, REFERENCE_WORKAROUNDS)
+    ref = run_pocl(ref_batch.kernel_source(index), ref_batch, [index], seed)[index]
+    got = run_spirvjit(plain.kernel_source(index), plain, [index], seed, "clang")[index]
+    assert ref.error is None and got.error is None, (ref.error, got.error)
+    assert compare(ref, got, plain.kernels[index].nseg) is None
+
+    with open(f"{FINDINGS}/pocl_bugs.cl") as f:
+        text = f.read()
+    prelude = text[text.index("static ulong hmix") : text.index("__kernel", text.index("hmix"))]
+    _, ctx, queue = _pocl()
+    mask = (1 << 64) - 1
+
+    def hmix(h: int, v: int) -> int:
+        return (((h ^ v) * 0x100000001B3) + (h >> 29)) & mask
+
+    def launch(name: str, counted: bool, inp: list[int], glob, loc) -> list[int]:
+        src = re.search(rf"^__kernel (?:[^\n]*\n)?void {name}\(.*?^\}}", text, re.M | re.S)[0]
+        # the reproducers' do-while, in the generator's shape but for its `lid + 1` bound
+        loop = re.compile(
+            r"\{ int (i) = 0;\n( *)do \{\n\2    i\+\+;\n(.*?)\n\2\} while \(i < (.*?)\); \}", re.S
+        )
+        if name == "do_while_before_barrier":  # `int i = 0;` without the block's braces
+            src = src.replace("    int i = 0;\n    do {", "    { int i = 0;\n    do {")
+            src = src.replace("% 5U));\n", "% 5U)); }\n")
+        assert loop.search(src), name
+        if counted:
+            src = loop.sub(_counted, src)
+        prog = cl.Program(ctx, prelude + src).build(options=PROBE_OPTIONS)
+        n = glob[0] * (glob[1] if len(glob) > 1 else 1)
+        out = np.zeros(n, np.uint64)
+        flags = cl.mem_flags
+        ob = cl.Buffer(ctx, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=out)
+        words = np.array(inp + [0] * 7, np.uint32)
+        ib = cl.Buffer(ctx, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=words)
+        getattr(prog, name)(queue, glob, loc, ob, ib)
+        cl.enqueue_copy(queue, out, ob)
+        queue.finish()
+        return out.tolist()
+
+    # do_while_inner_loop_barrier: global (8, 2), local (4, 2); lid = x % 4 + 4 * y
+    inp = [0, 3, 3, 2, 2, 1, 3, 2, 1]
+    by_lid = []
+    for lid in range(8):
+        h, v = 1, 1
+        for _ in range(max(inp[lid + 1] % 5, 1)):
+            for j in range(3):
+                v = (v * 3 + inp[j]) & 0xFFFFFFFF
+            h = hmix(h, 0)
+        by_lid.append(hmix(h, v))
+    spec = [by_lid[g % 4 + 4 * (g // 8)] for g in range(16)]
+    args = ("do_while_inner_loop_barrier", inp, (8, 2), (4, 2))
+    assert launch(args[0], True, *args[1:]) == spec
+    assert launch(args[0], False, *args[1:]) != spec, "PoCL's bug is gone: update pocl_bugs.cl"
+    # do_while_before_barrier: one group of 8
+    inp = [3, 0, 1, 2, 3, 4, 5, 6, 7]
+    spec = [38, 38, 1185, 36742, 1139009, 38, 38, 1185]
+    assert launch("do_while_before_barrier", True, inp, (8,), (8,)) == spec
+    assert launch("do_while_before_barrier", False, inp, (8,), (8,)) != spec, "bug gone"

@@ -111,6 +111,8 @@ __kernel void modf_nan_const(__global uint *out) { // stores nothing; expect a N
 // loop_before_barrier bug in another form; its spelling (a guarded do-while) is this loop.
 // The differential tester's SPIRVJIT_CHECK=1 run (seed 41002 count 10 kernel 2, every
 // mode and both producers; spirvjit's result is the same with the barrier removed) found it.
+// PoCL is right with the loop spelt as the reference's "pocl_dowhile" copy (see
+// do_while_inner_loop_barrier below): seed 41002 kernel 2 agrees with it.
 __kernel void do_while_before_barrier(__global ulong *out, __global const uint *in) {
     uint lid = get_local_id(0);
     ulong h = 1;
@@ -130,9 +132,24 @@ __kernel void do_while_before_barrier(__global ulong *out, __global const uint *
 // count is 3 (lid 0, 1, 5), 627497883126942976 where it is 2 (lid 2, 3, 6) and 922490255881852
 // where it is 1 (lid 4, 7). PoCL is right without the barrier branch, with the inner loop
 // replaced by one statement, and with the do-while written as `for (i = 0; i < n; i++)`;
-// still wrong (in the found kernel) spelt `while (i == 0 || i < n) { i++; ... }`. The
-// differential tester's 1,000-program run (seed 16 count 10 kernel 6, both producers,
-// every tier; oclgrind agrees with spirvjit) found it; no reference workaround yet.
+// still wrong (in the found kernel) spelt `while (i == 0 || i < n) { i++; ... }`, and here
+// spelt `for (;;) { i++; ...; if (!(i < n)) break; }`, with a flag (`while (go) { ...;
+// go = i < n; }`) or as `for (i = 0; i < max(n, 1); )`. It looks like PoCL's implicit loop
+// barriers: its uniformity analysis takes the inner loop's header for uniform (every
+// work-item enters the do-while's first trip), puts barriers in that loop (its trip count
+// is uniform), so the do-while becomes a loop with barriers, which PoCL runs in lock-step
+// on one work-item's exit test. The differential tester's 1,000-program run (seed 16
+// count 10 kernel 6, both producers, every tier; oclgrind agrees with spirvjit) found it.
+// PoCL is right (on this kernel, on do_while_before_barrier, and on the found kernels) with
+// the do-while as a loop of a uniform trip count, as many as the bound can reach, whose
+// body runs on the first trip and then while the do-while's test holds: the reference
+// copy's spelling (generator.REFERENCE_WORKAROUNDS "pocl_dowhile"; `continue` steps to the
+// test and `break` leaves, as in the do-while; the bound is the same at every test):
+//     { int i = 0;
+//     for (int it = 0; it < 4; it++) if (i < max((int)(in[lid + 1] % 5U), 1)) {
+//         i++;
+//         ...
+//     } }
 __kernel __attribute__((reqd_work_group_size(4, 2, 1)))
 void do_while_inner_loop_barrier(__global ulong *out, __global const uint *in) {
     __local int lm[8];
