@@ -16,8 +16,8 @@ CI_PROGRAMS = 120
 PINNED_1000 = "72e5ec8bf02adcd6"
 
 
-def _missing() -> str | None:
-    """Why the three implementations can't all run here, or None."""
+def pocl_missing() -> str | None:
+    """Why PoCL can't run here, or None."""
     try:
         import pyopencl as cl
 
@@ -25,6 +25,13 @@ def _missing() -> str | None:
             return "PoCL is not installed (pocl-opencl-icd)"
     except Exception as exc:  # noqa: BLE001 - no ICD loader, no platform
         return f"pyopencl/PoCL unavailable: {exc}"
+    return None
+
+
+def _missing() -> str | None:
+    """Why the three implementations can't all run here, or None."""
+    if why := pocl_missing():
+        return why
     from spirvjit.toolchain import find_tool
 
     for tool in ("clang", "clang15", "llvm-spirv"):

@@ -13,6 +13,7 @@ import pytest
 
 from .differential import REFERENCE, Job, Pool, run_pocl
 from .generator import REFERENCE_WORKAROUNDS, generate
+from .test_fuzz import pocl_missing
 
 # Held by a thread of the calling process while its pool starts a worker.
 _HELD = threading.Lock()
@@ -88,22 +89,11 @@ def test_a_worker_has_the_callers_environment_and_directory(monkeypatch, tmp_pat
     assert os.path.samefile(report["cwd"], tmp_path)
 
 
-def _no_pocl() -> str | None:
-    try:
-        import pyopencl as cl
-
-        if not any("Portable" in p.name for p in cl.get_platforms()):
-            return "PoCL is not installed (pocl-opencl-icd)"
-    except Exception as exc:  # noqa: BLE001 - no ICD loader, no platform
-        return f"pyopencl/PoCL unavailable: {exc}"
-    return None
-
-
 def test_a_worker_runs_pocl_after_the_caller_ran_it():
     """The hang itself: PoCL run in this process (as test_fuzz's tiered tests do), then a
     PoCL job in a worker. A worker forked from here hung in clEnqueueReadBuffer until
     the pool killed it ("timeout")."""
-    why = _no_pocl()
+    why = pocl_missing()
     if why:
         pytest.skip(why)
     seed, count, index = 20261201, 2, 0
