@@ -137,11 +137,8 @@ def _variant(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.Functio
     function) or, where that one is out of OpenCL's bounds, :func:`_through_double`."""
     if not within_bounds(c_name, isa[0]):
         return _through_double(module, c_name, isa)
-    return _declared(module, _libmvec_name(c_name, isa), *_SCALAR[c_name], _count_of(c_name, isa))
-
-
-def _count_of(c_name: str, isa: tuple[str, int]) -> int:
-    return _count(_SCALAR[c_name][1], isa)
+    arity, lane = _SCALAR[c_name]
+    return _declared(module, _libmvec_name(c_name, isa), arity, lane, _count(lane, isa))
 
 
 def _declared(module: ir.Module, symbol: str, arity: int, lane: ir.Type, lanes: int) -> ir.Function:
@@ -172,12 +169,7 @@ def _through_double(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.
     half = count // 2
     double = _declared(module, _libmvec_name(stem, isa), arity, ir.DoubleType(), half)
     vector = ir.VectorType(lane, count)
-    fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), symbol)
-    fn.linkage = "internal"
-    fn.attributes.add("noinline")
-    fn.attributes.add("nounwind")
-    fn.attributes.add("readnone")
-    _will_return(fn)
+    fn = _pure_internal(module, symbol, vector, arity, "noinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     wide = [b.fpext(arg, ir.VectorType(ir.DoubleType(), count)) for arg in fn.args]
     halves = []
@@ -189,6 +181,19 @@ def _through_double(module: ir.Module, c_name: str, isa: tuple[str, int]) -> ir.
         halves[0], halves[1], ir.Constant(ir.VectorType(I32, count), list(range(count)))
     )
     b.ret(b.fptrunc(joined, vector))
+    return fn
+
+
+def _pure_internal(
+    module: ir.Module, name: str, vector: ir.VectorType, arity: int, inlining: str
+) -> ir.Function:
+    """A new internal function ``name`` of ``arity`` ``vector`` arguments returning one,
+    pure as the libm function it computes, ``inlining`` "noinline" or "alwaysinline"."""
+    fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), name)
+    fn.linkage = "internal"
+    for attribute in (inlining, "nounwind", "readnone"):
+        fn.attributes.add(attribute)
+    _will_return(fn)
     return fn
 
 
@@ -259,12 +264,7 @@ def _chunked(module: ir.Module, c_name: str, lanes: int, isa: tuple[str, int]) -
     variant = _variant(module, c_name, isa)
     count = variant.function_type.return_type.count
     vector = ir.VectorType(lane, lanes)
-    fn = ir.Function(module, ir.FunctionType(vector, [vector] * arity), name)
-    fn.linkage = "internal"
-    fn.attributes.add("alwaysinline")
-    fn.attributes.add("nounwind")
-    fn.attributes.add("readnone")
-    _will_return(fn)
+    fn = _pure_internal(module, name, vector, arity, "alwaysinline")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def shuffle(value, indices: list[int], other=None):

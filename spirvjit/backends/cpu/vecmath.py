@@ -184,16 +184,11 @@ class _Emitter:
             fn = ir.Function(self.module, ir.FunctionType(self.ty, [self.ty] * 3), name)
         return self.b.call(fn, [a, c, d])
 
-    def poly(self, x, coefficients: list[float], fused: bool = True):
-        """Horner's rule: coefficients from the highest power down; each step one
-        ``fmuladd``, or with ``fused`` false a multiplication and an addition, each
-        rounded, whatever the target."""
+    def poly(self, x, coefficients: list[float]):
+        """Horner's rule: coefficients from the highest power down."""
         acc = self.f(coefficients[0])
         for c in coefficients[1:]:
-            if fused:
-                acc = self.fmuladd(acc, x, self.f(c))
-            else:
-                acc = self.b.fadd(self.b.fmul(acc, x), self.f(c))
+            acc = self.fmuladd(acc, x, self.f(c))
         return acc
 
     def estrin(self, x, x2, coefficients: list[float]):
