@@ -36,29 +36,36 @@ from spirvjit.target import host_target, parse_cpu_target
 
 ON_X86 = host_target().triple.startswith("x86_64")
 
-SOURCE = """
-kernel void exp_each(global const float *x, global float *y)
-{
-    size_t i = get_global_id(0);
-    y[i] = exp(x[i]);
-}
 
-// A loop: whole-function vectorization takes this kernel (8 lanes per call on AVX2).
-kernel void exp_loop(global const float *x, global float *y, int reps)
-{
+def _source(fn: str, scalar: str, zero: str) -> str:
+    """Kernels calling ``fn`` on ``scalar``: once per work-item (``<fn>_each``), in a loop
+    (``<fn>_loop``: whole-function vectorization takes it) and on 8-lane vectors
+    (``<fn>_vec8``)."""
+    return f"""
+kernel void {fn}_each(global const {scalar} *x, global {scalar} *y)
+{{
     size_t i = get_global_id(0);
-    float v = 0.0f;
+    y[i] = {fn}(x[i]);
+}}
+
+kernel void {fn}_loop(global const {scalar} *x, global {scalar} *y, int reps)
+{{
+    size_t i = get_global_id(0);
+    {scalar} v = {zero};
     for (int r = 0; r < reps; r++)
-        v = exp(x[i]);
+        v = {fn}(x[i]);
     y[i] = v;
-}
+}}
 
-kernel void exp_vec8(global const float8 *x, global float8 *y)
-{
+kernel void {fn}_vec8(global const {scalar}8 *x, global {scalar}8 *y)
+{{
     size_t i = get_global_id(0);
-    y[i] = exp(x[i]);
-}
+    y[i] = {fn}(x[i]);
+}}
 """
+
+
+SOURCE = _source("exp", "float", "0.0f")
 
 
 def ulp_errors(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -106,10 +113,38 @@ def program(build):
     return build(SOURCE)  # cached by the harness
 
 
-def _exp(program, x: np.ndarray, local: int | None = None) -> np.ndarray:
+def _each(program, fn: str, x: np.ndarray, local: int | None = None) -> np.ndarray:
+    """``<fn>_each`` of ``x``, in work-groups of ``local``."""
     y = np.empty_like(x)
-    program.kernel("exp_each")(x, y, global_size=x.size, local_size=local)
+    program.kernel(f"{fn}_each")(x, y, global_size=x.size, local_size=local)
     return y
+
+
+def _exp(program, x: np.ndarray, local: int | None = None) -> np.ndarray:
+    return _each(program, "exp", x, local)
+
+
+def _paths(program, fn: str, x: np.ndarray) -> list[np.ndarray]:
+    """``fn`` of ``x`` (a multiple of 64 long) by the vectorized work-item loop, then by its
+    scalar remainder (one work-item per group), by whole-function vectorization (the kernel
+    with a loop) and through 8-lane vector arguments."""
+    vector, scalar = _each(program, fn, x), _each(program, fn, x, local=1)
+    looped, eight = np.empty_like(x), np.empty_like(x)
+    program.kernel(f"{fn}_loop")(x, looped, np.int32(1), global_size=x.size)
+    program.kernel(f"{fn}_vec8")(x, eight, global_size=x.size // 8)
+    return [vector, scalar, looped, eight]
+
+
+def _on_each_target(source: str, fn: str, x: np.ndarray) -> dict[tuple[str, int], np.ndarray]:
+    """``fn`` of ``x`` built for x86-64-v2 (SSE4, no FMA), x86-64-v3 (AVX2, FMA) and this
+    host, in groups of 64 and of 1."""
+    spirv = spirvjit.compile_opencl(source).spirv
+    results = {}
+    for name in ("x86-64-v2", "x86-64-v3", "host"):
+        program = spirvjit.Program(spirv, target=parse_cpu_target(name))
+        for local in (64, 1):
+            results[name, local] = _each(program, fn, x, local)
+    return results
 
 
 def _check(x: np.ndarray, got: np.ndarray, bound: float = 3.0) -> float:
@@ -147,13 +182,8 @@ def test_exp_paths_agree_bitwise(program):
     whole-function vectorization and float8 arguments compute the same bits."""
     x = _sweep(1 << 20)[:8192]
     x = x[: x.size // 64 * 64]
-    vector = _exp(program, x)
-    scalar = _exp(program, x, local=1)
-    looped = np.empty_like(x)
-    program.kernel("exp_loop")(x, looped, np.int32(1), global_size=x.size)
-    eight = np.empty_like(x)
-    program.kernel("exp_vec8")(x, eight, global_size=x.size // 8)
-    for other in (scalar, looped, eight):
+    vector, *others = _paths(program, "exp", x)
+    for other in others:
         assert np.array_equal(vector.view(np.uint32), other.view(np.uint32))
     _check(x, vector, bound=1.0)
 
@@ -189,29 +219,7 @@ def test_exp_every_float(program):
 
 # Double precision ------------------------------------------------------------------------
 
-SOURCE_F64 = """
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-kernel void exp_each(global const double *x, global double *y)
-{
-    size_t i = get_global_id(0);
-    y[i] = exp(x[i]);
-}
-
-kernel void exp_loop(global const double *x, global double *y, int reps)
-{
-    size_t i = get_global_id(0);
-    double v = 0.0;
-    for (int r = 0; r < reps; r++)
-        v = exp(x[i]);
-    y[i] = v;
-}
-
-kernel void exp_vec8(global const double8 *x, global double8 *y)
-{
-    size_t i = get_global_id(0);
-    y[i] = exp(x[i]);
-}
-"""
+SOURCE_F64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + _source("exp", "double", "0.0")
 # exp(x) overflows above OVERFLOW_64 and rounds to +0 at and below UNDERFLOW_64 (-1075 ln 2,
 # rounded: exp of it is just below 2^-1075, half the least subnormal); results are
 # subnormal below SUBNORMAL_64 (-1022 ln 2).
@@ -302,16 +310,10 @@ def program64(build):
     return build(SOURCE_F64)
 
 
-def _exp64(program, x: np.ndarray, local: int | None = None) -> np.ndarray:
-    y = np.empty_like(x)
-    program.kernel("exp_each")(x, y, global_size=x.size, local_size=local)
-    return y
-
-
 def test_exp_f64_dense_sample_within_one_ulp(program64):
     x = _sample_64()
     x = x[: x.size // 64 * 64]
-    got = _exp64(program64, x)
+    got = _exp(program64, x)
     worst, at = _check_64(x, got, bound=1.0)
     # A real approximation was measured (glibc's exp is within 0.511 ulp), and the normal
     # results are within 0.65 ulp: subnormal ones take a second rounding.
@@ -327,7 +329,7 @@ def test_exp_f64_special_values(program64):
         + [710.0, 1e300, np.finfo(np.float64).max, -np.finfo(np.float64).max]
         + [UNDERFLOW_64, np.nextafter(UNDERFLOW_64, 0.0), -746.0, -1e300, 5e-324, -5e-324]
     )
-    y = _exp64(program64, x)
+    y = _exp(program64, x)
     assert np.isnan(y[0])
     assert y[1] == np.inf and y[2] == 0.0 and not np.signbit(y[2])
     assert y[3] == 1.0 and y[4] == 1.0
@@ -338,7 +340,7 @@ def test_exp_f64_special_values(program64):
     assert (y[13:15] == 0.0).all() and y[15] == 1.0 and y[16] == 1.0
     # Gradual underflow: subnormal results, within a ulp (of the subnormals' spacing).
     x = np.array([-708.5, -720.0, -740.0, -745.0, SUBNORMAL_64 - 1e-12])
-    y = _exp64(program64, x)
+    y = _exp(program64, x)
     assert (y > 0).all() and (y < tiny).all()
     for v, r in zip(x.tolist(), y.tolist(), strict=True):
         assert ulp_error_64(r, v) <= 1.0, (v, r)
@@ -347,7 +349,7 @@ def test_exp_f64_special_values(program64):
 def test_exp_f64_within_bounds_where_libmvec_errs(program64):
     x = np.full(64, LIBMVEC_WITNESS)
     for local in (64, 1):
-        y = _exp64(program64, x, local)
+        y = _exp(program64, x, local)
         assert len(set(y.tolist())) == 1
         assert ulp_error_64(float(y[0]), LIBMVEC_WITNESS) <= 0.6
 
@@ -358,14 +360,9 @@ def test_exp_f64_paths_agree_bitwise(program64):
     same bits."""
     x = np.ascontiguousarray(_sample_64()[::37])
     x = x[: x.size // 64 * 64]
-    vector = _exp64(program64, x)
-    scalar = _exp64(program64, x, local=1)
-    odd = _exp64(program64, x[:-3], local=61)  # a remainder in every group
-    looped = np.empty_like(x)
-    program64.kernel("exp_loop")(x, looped, np.int32(1), global_size=x.size)
-    eight = np.empty_like(x)
-    program64.kernel("exp_vec8")(x, eight, global_size=x.size // 8)
-    for other in (scalar, looped, eight):
+    vector, *others = _paths(program64, "exp", x)
+    odd = _exp(program64, x[:-3], local=61)  # a remainder in every group
+    for other in others:
         assert np.array_equal(vector.view(np.int64), other.view(np.int64))
     assert np.array_equal(vector[:-3].view(np.int64), odd.view(np.int64))
 
@@ -376,12 +373,7 @@ def test_exp_f64_targets_agree_bitwise():
     definition has no fmuladd for LLVM to fuse."""
     x = np.ascontiguousarray(_sample_64()[::11])
     x = x[: x.size // 64 * 64]
-    spirv = spirvjit.compile_opencl(SOURCE_F64).spirv
-    results = {}
-    for name in ("x86-64-v2", "x86-64-v3", "host"):
-        program = spirvjit.Program(spirv, target=parse_cpu_target(name))
-        for local in (64, 1):
-            results[name, local] = _exp64(program, x, local)
+    results = _on_each_target(SOURCE_F64, "exp", x)
     first = results["host", 64]
     for key, other in results.items():
         assert np.array_equal(first.view(np.int64), other.view(np.int64)), key
@@ -418,7 +410,7 @@ def test_exp_f64_wide_sample(program64):
             x = np.ldexp(rng.uniform(-2.0, 2.0, e.size), e)
         else:
             x = rng.uniform(UNDERFLOW_64, OVERFLOW_64, 1 << 20)
-        got = _exp64(program64, x)
+        got = _exp(program64, x)
         normal = (x >= SUBNORMAL_64) & (x <= OVERFLOW_64)
         worst["normal"] = max(worst["normal"], _check_64(x[normal], got[normal], 0.65)[0])
         worst["subnormal"] = max(worst["subnormal"], _check_64(x[~normal], got[~normal], 1.0)[0])
@@ -427,28 +419,9 @@ def test_exp_f64_wide_sample(program64):
 
 # Float log -------------------------------------------------------------------------------
 
-SOURCE_LOG = """
-kernel void log_each(global const float *x, global float *y)
-{
-    size_t i = get_global_id(0);
-    y[i] = log(x[i]);
-}
-
-kernel void log_loop(global const float *x, global float *y, int reps)
-{
-    size_t i = get_global_id(0);
-    float v = 0.0f;
-    for (int r = 0; r < reps; r++)
-        v = log(x[i]);
-    y[i] = v;
-}
-
-kernel void log_vec8(global const float8 *x, global float8 *y)
-{
-    size_t i = get_global_id(0);
-    y[i] = log(x[i]);
-}
-
+SOURCE_LOG = (
+    _source("log", "float", "0.0f")
+    + """
 kernel void log_native_half(global const float *x, global float *y, global float *z)
 {
     size_t i = get_global_id(0);
@@ -456,6 +429,7 @@ kernel void log_native_half(global const float *x, global float *y, global float
     z[i] = half_log(x[i]);
 }
 """
+)
 # libmvec's float log errs by 3.95 and 3.94 ulp there (translate/mathlib.OUT_OF_BOUNDS).
 LOG_WITNESSES = [float.fromhex("0x1.c3d746p-1"), float.fromhex("0x1.c3dff4p-1")]
 
@@ -506,9 +480,7 @@ def program_log(build):
 
 
 def _log(program, x: np.ndarray, local: int | None = None) -> np.ndarray:
-    y = np.empty_like(x)
-    program.kernel("log_each")(x, y, global_size=x.size, local_size=local)
-    return y
+    return _each(program, "log", x, local)
 
 
 def test_log_dense_sweep_within_0_55_ulp(program_log):
@@ -556,16 +528,11 @@ def test_log_paths_agree_bitwise(program_log):
     native_log and half_log compute the same bits."""
     x = np.ascontiguousarray(_log_inputs(1 << 14)[::5])
     x = x[: x.size // 64 * 64]
-    vector = _log(program_log, x)
-    scalar = _log(program_log, x, local=1)
+    vector, *others = _paths(program_log, "log", x)
     odd = _log(program_log, x[:-3], local=61)
-    looped = np.empty_like(x)
-    program_log.kernel("log_loop")(x, looped, np.int32(1), global_size=x.size)
-    eight = np.empty_like(x)
-    program_log.kernel("log_vec8")(x, eight, global_size=x.size // 8)
     native, half = np.empty_like(x), np.empty_like(x)
     program_log.kernel("log_native_half")(x, native, half, global_size=x.size)
-    for other in (scalar, looped, eight, native, half):
+    for other in (*others, native, half):
         assert np.array_equal(vector.view(np.uint32), other.view(np.uint32))
     assert np.array_equal(vector[:-3].view(np.uint32), odd.view(np.uint32))
     _check_log(x, vector, bound=0.55)
@@ -577,12 +544,7 @@ def test_log_targets_agree_bitwise():
     no fmuladd for LLVM to fuse."""
     x = np.ascontiguousarray(_log_inputs(1 << 13)[::3])
     x = x[: x.size // 64 * 64]
-    spirv = spirvjit.compile_opencl(SOURCE_LOG).spirv
-    results = {}
-    for name in ("x86-64-v2", "x86-64-v3", "host"):
-        program = spirvjit.Program(spirv, target=parse_cpu_target(name))
-        for local in (64, 1):
-            results[name, local] = _log(program, x, local)
+    results = _on_each_target(SOURCE_LOG, "log", x)
     first = results["host", 64]
     for key, other in results.items():
         assert np.array_equal(first.view(np.uint32), other.view(np.uint32)), key
