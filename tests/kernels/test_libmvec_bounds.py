@@ -64,27 +64,38 @@ CASES = [
 needs_isa = pytest.mark.skipif(not ON_X86, reason="libmvec is x86-64's")
 
 
+DTYPES = {"float": np.float32, "double": np.float64}
+
+
+def _bound(stem: str, type_name: str) -> float | None:
+    return BOUNDS[stem][("float", "double").index(type_name)]
+
+
+def _case(c_name: str, isa: str) -> tuple[str, str, float, float, float]:
+    """(stem, type name, witness, its recorded error, OpenCL's bound) of a listed variant;
+    skips the test where this host lacks the variant's ISA."""
+    if not _host_has(isa):
+        pytest.skip(f"this host has no {isa!r} ISA ({LEVELS[isa]})")
+    stem, type_name = _stem(c_name)
+    witness, recorded = OUT_OF_BOUNDS[(c_name, isa)]
+    return stem, type_name, witness, recorded, _bound(stem, type_name)
+
+
 def test_every_listed_variant_is_a_libmvec_function_with_a_bound() -> None:
     assert len(CASES) == len(OUT_OF_BOUNDS)
     for c_name, _isa in OUT_OF_BOUNDS:
-        stem, type_name = _stem(c_name)
-        assert BOUNDS[stem][("float", "double").index(type_name)] is not None
+        assert _bound(*_stem(c_name)) is not None
 
 
 @needs_isa
 @pytest.mark.parametrize(("c_name", "isa"), CASES)
 def test_kernels_stay_within_bounds_where_the_variant_errs(c_name: str, isa: str) -> None:
-    if not _host_has(isa):
-        pytest.skip(f"this host has no {isa!r} ISA ({LEVELS[isa]})")
-    stem, type_name = _stem(c_name)
-    dtype = np.float32 if type_name == "float" else np.float64
-    witness, _ = OUT_OF_BOUNDS[(c_name, isa)]
+    stem, type_name, witness, _, bound = _case(c_name, isa)
     src = f"""kernel void f(global const {type_name}* a, global {type_name}* o) {{
         size_t i = get_global_id(0); o[i] = {stem}(a[i]); }}"""
     spirv = spirvjit.compile_opencl(src).spirv
     program = spirvjit.Program(spirv, target=parse_cpu_target(LEVELS[isa]))
-    a = np.full(64, witness, dtype)
-    bound = BOUNDS[stem][("float", "double").index(type_name)]
+    a = np.full(64, witness, DTYPES[type_name])
     for local in (64, 1):  # the vectorized path, and one work-item per group
         out = np.zeros_like(a)
         program.kernel("f")(a, out, global_size=a.size, local_size=local)
@@ -106,8 +117,7 @@ define void @call_variant(ptr %in, ptr %out) {{
 }}
 """
     tracker = load_runtime_module(text, f"libmvec_{symbol}", ("call_variant",))
-    dtype = np.float32 if type_name == "float" else np.float64
-    a, out = np.full(lanes, x, dtype), np.zeros(lanes, dtype)
+    a, out = np.full(lanes, x, DTYPES[type_name]), np.zeros(lanes, DTYPES[type_name])
     call = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(tracker["call_variant"])
     call(a.ctypes.data, out.ctypes.data)
     return float(out[0])
@@ -116,15 +126,11 @@ define void @call_variant(ptr %in, ptr %out) {{
 @needs_isa
 @pytest.mark.parametrize(("c_name", "isa"), CASES)
 def test_the_variant_still_errs_there(c_name: str, isa: str) -> None:
-    if not _host_has(isa):
-        pytest.skip(f"this host has no {isa!r} ISA")
-    stem, type_name = _stem(c_name)
+    stem, type_name, witness, recorded, bound = _case(c_name, isa)
     bits = {letter: bits for letter, _, bits in _ISAS}[isa]
     lanes = bits // (32 if type_name == "float" else 64)
-    witness, recorded = OUT_OF_BOUNDS[(c_name, isa)]
     got = _call_variant(f"_ZGV{isa}N{lanes}v_{c_name}", type_name, lanes, witness)
     error = _ulp_error(got, witness, stem, type_name)
-    bound = BOUNDS[stem][("float", "double").index(type_name)]
     assert error > bound, (
         f"libmvec's {c_name} ({isa}) is within OpenCL's {bound} ulp at {witness.hex()} now "
         f"({error:.2f} ulp; {recorded} recorded): glibc may have fixed it; rescan "
