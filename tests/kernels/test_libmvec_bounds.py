@@ -21,22 +21,16 @@ import ctypes
 import mpmath
 import numpy as np
 import pytest
+from libmvec_scan import BOUNDS, host_isas
 from ulp_refs import FUNCTIONS
 
 import spirvjit
 from spirvjit.target import host_target, parse_cpu_target
 from spirvjit.translate.mathlib import _ISAS, LIBMVEC, OUT_OF_BOUNDS
 
-HOST = host_target()
-ON_X86 = HOST.triple.startswith("x86_64")
+ON_X86 = host_target().triple.startswith("x86_64")
 # The widest libmvec ISA of each CPU target this host can run: the one the back end uses.
 LEVELS = {"b": "x86-64-v2", "d": "x86-64-v3", "e": "host"}
-BOUNDS = {fn.name: fn.bounds for fn in FUNCTIONS}
-
-
-def _host_has(isa: str) -> bool:
-    feature = {letter: feature for letter, feature, _ in _ISAS}[isa]
-    return feature in HOST.features.split(",")
 
 
 def _stem(c_name: str) -> tuple[str, str]:
@@ -74,7 +68,7 @@ def _bound(stem: str, type_name: str) -> float | None:
 def _case(c_name: str, isa: str) -> tuple[str, str, float, float, float]:
     """(stem, type name, witness, its recorded error, OpenCL's bound) of a listed variant;
     skips the test where this host lacks the variant's ISA."""
-    if not _host_has(isa):
+    if isa not in host_isas():
         pytest.skip(f"this host has no {isa!r} ISA ({LEVELS[isa]})")
     stem, type_name = _stem(c_name)
     witness, recorded = OUT_OF_BOUNDS[(c_name, isa)]
@@ -144,7 +138,7 @@ def test_the_scan_finds_no_other() -> None:
     """libmvec_scan over every variant this host runs (2 million inputs each, a fixed seed):
     each one it finds beyond its bound is listed (cbrt aside: opencl_std refines it), so a
     glibc whose variants got worse fails here rather than in a user's kernel."""
-    from libmvec_scan import host_isas, scan, unavailable
+    from libmvec_scan import scan, unavailable
 
     why = unavailable()
     if why:
